@@ -1,0 +1,133 @@
+// The backend interface: one kernel entry per op family. The op layer has already checked
+// arguments, chosen dtypes and shapes and allocated outputs; a backend only computes.
+// A backend without a kernel for some family raises NotImplementedError naming op and backend.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ember/ops.h"
+#include "kernels/elementwise_ops.h"
+
+namespace ember {
+
+enum class ReduceOp : uint8_t;
+enum class ScanOp : uint8_t;
+enum class RandomOp : uint8_t;
+struct ReduceParams;
+struct RandomParams;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // "CPU" or "CUDA", used in error messages.
+  virtual const char* name() const = 0;
+  // The allocator for a device of this backend (pinned: page-locked host memory, CPU only).
+  virtual Allocator& allocator(Device device, bool pinned = false) = 0;
+
+  // ---- copy and element-wise: every operand already has out's shape (inputs may have stride 0) --
+  // dst = src converted to dst's dtype; dst and src may overlap only if identical. A device
+  // backend also handles transfers where the other side is the host or another device.
+  virtual void copy(const Tensor& dst, const Tensor& src) { missing("copy_"); }
+  virtual void fill(const Tensor& dst, Scalar value) { missing("fill_"); }
+  // in has the compute dtype; out has it too, or bool for predicates.
+  virtual void unary(UnaryOp op, const Tensor& out, const Tensor& in, const ElementwiseParams& p) {
+    missing("unary");
+  }
+  // a and b share the compute dtype; out has it too, or bool for comparisons and logic.
+  virtual void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+                      const ElementwiseParams& p) {
+    missing("binary");
+  }
+  virtual void ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+                       const Tensor& c, const ElementwiseParams& p) {
+    missing("ternary");
+  }
+  // out = cond ? a : b with cond bool.
+  virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+    missing("where");
+  }
+
+  // ---- reductions: out has in's rank with size 1 on the reduced dims (keepdim layout) ----------
+  virtual void reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceParams& p) {
+    missing("reduce");
+  }
+  // max/min along one dim with the index of the first extreme element.
+  virtual void reduce_with_index(ReduceOp op, const Tensor& values, const Tensor& indices,
+                                 const Tensor& in, int64_t dim) {
+    missing("max/min");
+  }
+  virtual void scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) {
+    missing("cumsum/cumprod");
+  }
+  virtual void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
+    missing("softmax");
+  }
+
+  // ---- matmul: out (B, n, m) = alpha * a (B, n, k) @ b (B, k, m) + beta * out ------------------
+  // Any strides; beta == 0 means out is not read.
+  virtual void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
+                    double beta) {
+    missing("matmul");
+  }
+
+  // ---- indexing (indices are int64 and in range; checked by the op layer) ---------------------
+  virtual void index_select(const Tensor& out, const Tensor& in, int64_t dim,
+                            const Tensor& index) {
+    missing("index_select");
+  }
+  virtual void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) {
+    missing("gather");
+  }
+  // out[..index[i]..] = src[i] (or += when accumulate) along dim.
+  virtual void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
+                       bool accumulate) {
+    missing("scatter");
+  }
+  // out (index shape + in.shape[k:]) = in[idx0, ..., idx{k-1}]; indices broadcast to one shape.
+  virtual void index(const Tensor& out, const Tensor& in, const TensorList& indices) {
+    missing("index");
+  }
+  // self[idx0, ..., idx{k-1}] = values (or +=), values broadcast to (index shape + rest).
+  virtual void index_put(const Tensor& self, const TensorList& indices, const Tensor& values,
+                         bool accumulate) {
+    missing("index_put_");
+  }
+  // (count, dim) int64 coordinates of non-zero elements of in.
+  virtual Tensor nonzero(const Tensor& in) { missing("nonzero"); }
+  virtual void sort(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
+                    bool descending, bool stable) {
+    missing("sort");
+  }
+  virtual void topk(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k,
+                    int64_t dim, bool largest, bool sorted) {
+    missing("topk");
+  }
+  // out = in with elements above (upper=false) or below (upper=true) diagonal k zeroed.
+  virtual void tril_triu(const Tensor& out, const Tensor& in, int64_t k, bool upper) {
+    missing("tril/triu");
+  }
+
+  // ---- random: counter-based Philox; element i depends only on (seed, offset, i) ---------------
+  virtual void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset,
+                      const RandomParams& p) {
+    missing("random");
+  }
+  // out = (u < p) with p a tensor of out's shape.
+  virtual void bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, uint64_t offset) {
+    missing("bernoulli");
+  }
+
+ protected:
+  [[noreturn]] void missing(const char* op) const {
+    throw NotImplementedError(std::string("[") + op + "] has no " + name() + " kernel");
+  }
+};
+
+// The backend for a device type; raises for CUDA when ember was built without it.
+Backend& backend(DeviceType type);
+inline Backend& backend(Device device) { return backend(device.type()); }
+// Installs the backend for a device type (the CUDA backend registers itself at load time).
+void register_backend(DeviceType type, Backend* b);
+
+}  // namespace ember

@@ -1,0 +1,57 @@
+// The CPU backend: kernels over strided host memory, split across the intra-op thread pool.
+#pragma once
+
+#include "backend/backend.h"
+
+namespace ember {
+
+class CpuBackend final : public Backend {
+ public:
+  const char* name() const override { return "CPU"; }
+  Allocator& allocator(Device device, bool pinned) override;
+
+  void copy(const Tensor& dst, const Tensor& src) override;
+  void fill(const Tensor& dst, Scalar value) override;
+  void unary(UnaryOp op, const Tensor& out, const Tensor& in, const ElementwiseParams& p) override;
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+              const ElementwiseParams& p) override;
+  void ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,
+               const ElementwiseParams& p) override;
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;
+
+  void reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceParams& p) override;
+  void reduce_with_index(ReduceOp op, const Tensor& values, const Tensor& indices,
+                         const Tensor& in, int64_t dim) override;
+  void scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) override;
+  void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) override;
+
+  void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
+            double beta) override;
+
+  void index_select(const Tensor& out, const Tensor& in, int64_t dim,
+                    const Tensor& index) override;
+  void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) override;
+  void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
+               bool accumulate) override;
+  void index(const Tensor& out, const Tensor& in, const TensorList& indices) override;
+  void index_put(const Tensor& self, const TensorList& indices, const Tensor& values,
+                 bool accumulate) override;
+  Tensor nonzero(const Tensor& in) override;
+  void sort(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
+            bool descending, bool stable) override;
+  void topk(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k, int64_t dim,
+            bool largest, bool sorted) override;
+  void tril_triu(const Tensor& out, const Tensor& in, int64_t k, bool upper) override;
+
+  void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset,
+              const RandomParams& p) override;
+  void bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, uint64_t offset) override;
+};
+
+CpuBackend& cpu_backend();
+
+// Test hook: when enabled, every new CPU allocation is filled with the byte pattern, so a kernel
+// that leaves an output element unwritten is caught by comparing against a reference.
+void set_cpu_alloc_poison(bool enabled, uint8_t pattern = 0xFF);
+
+}  // namespace ember
