@@ -1,9 +1,588 @@
-// CPU reductions, scans and softmax.
+// CPU reductions (sum, max, var, norms, ...), max/min with indices, and cumulative scans.
+// Any strided reduction is first rewritten as outputs x reduced positions; then either each
+// output folds contiguous runs with several independent accumulators ("inner"), or blocks of
+// adjacent outputs accumulate whole input rows ("outer", contiguous along the outputs).
+// A long reduction with few outputs is split into fixed-size chunks whose partials are combined.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/loops.h"
+#include "core/dispatch.h"
+#include "kernels/cast.h"
+#include "kernels/reduce_ops.h"
 
 namespace ember {
-void CpuBackend::reduce(ReduceOp, const Tensor&, const Tensor&, const ReduceParams&) { missing("reduce"); }
-void CpuBackend::reduce_with_index(ReduceOp, const Tensor&, const Tensor&, const Tensor&, int64_t) { missing("max"); }
-void CpuBackend::scan(ScanOp, const Tensor&, const Tensor&, int64_t) { missing("cumsum"); }
-void CpuBackend::softmax(const Tensor&, const Tensor&, int64_t, bool) { missing("softmax"); }
+
+namespace {
+
+constexpr int kMaxDims = 16;
+// Elements of one partial when a reduction is split; fixed (not per thread count) so results do
+// not depend on how many threads run.
+constexpr int64_t kChunk = 65536;
+// Adjacent outputs accumulated together in the outer layout.
+constexpr int64_t kBlock = 256;
+// Split the reduced range only when there are fewer independent tasks than this.
+constexpr int64_t kFewTasks = 32;
+
+// A reduction after dropping size-1 dims, ordering dims by input stride (outer to inner) and
+// merging dims that walk memory as one. Strides are in elements.
+struct Geometry {
+  int nk = 0, nr = 0;
+  int64_t ks[kMaxDims], kin[kMaxDims], kout[kMaxDims];  // kept dims: size, in / out stride
+  int64_t rs[kMaxDims], rin[kMaxDims];                   // reduced dims: size, in stride
+  int64_t n_out = 1, n_red = 1;
+};
+
+// Dims with out.size == 1 (and in.size != 1) are reduced; with dim >= 0 only that dim is.
+Geometry make_geometry(const Tensor& out, const Tensor& in, int64_t only_dim = -1) {
+  const int64_t nd = in.dim();
+  if (nd > kMaxDims) throw Error("[reduce] tensors with more than 16 dims are not supported");
+  struct D {
+    int64_t size, sin, sout;
+    bool red;
+  };
+  D d[kMaxDims];
+  int m = 0;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (in.size(i) == 1) continue;
+    bool red = only_dim >= 0 ? i == only_dim : out.size(i) == 1;
+    d[m++] = {in.size(i), in.stride(i), red ? 0 : out.stride(i), red};
+  }
+  // Broadcast (stride 0) dims go outermost so the smallest real stride ends up innermost.
+  auto key = [](const D& x) { return x.sin == 0 ? INT64_MAX : x.sin; };
+  std::stable_sort(d, d + m, [&](const D& a, const D& b) { return key(a) > key(b); });
+  Geometry g;
+  for (int i = 0; i < m; ++i) {
+    const D& x = d[i];
+    if (x.red) {
+      if (g.nr > 0 && g.rin[g.nr - 1] == x.sin * x.size) {
+        g.rs[g.nr - 1] *= x.size;
+        g.rin[g.nr - 1] = x.sin;
+      } else {
+        g.rs[g.nr] = x.size;
+        g.rin[g.nr++] = x.sin;
+      }
+      g.n_red *= x.size;
+    } else {
+      if (g.nk > 0 && g.kin[g.nk - 1] == x.sin * x.size && g.kout[g.nk - 1] == x.sout * x.size) {
+        g.ks[g.nk - 1] *= x.size;
+        g.kin[g.nk - 1] = x.sin;
+        g.kout[g.nk - 1] = x.sout;
+      } else {
+        g.ks[g.nk] = x.size;
+        g.kin[g.nk] = x.sin;
+        g.kout[g.nk++] = x.sout;
+      }
+      g.n_out *= x.size;
+    }
+  }
+  if (g.nr == 0) {  // nothing to fold: one element per output
+    g.rs[0] = 1;
+    g.rin[0] = 0;
+    g.nr = 1;
+  }
+  return g;
+}
+
+// A multi-index over n dims that tracks two linear offsets as it advances.
+struct Walker {
+  int n = 0;
+  const int64_t* size = nullptr;
+  const int64_t* s0 = nullptr;
+  const int64_t* s1 = nullptr;
+  int64_t idx[kMaxDims];
+  int64_t off0 = 0, off1 = 0;
+
+  Walker(int n_, const int64_t* size_, const int64_t* s0_, const int64_t* s1_)
+      : n(n_), size(size_), s0(s0_), s1(s1_) {}
+  void seek(int64_t linear) {
+    off0 = off1 = 0;
+    for (int d = n - 1; d >= 0; --d) {
+      idx[d] = linear % size[d];
+      linear /= size[d];
+      off0 += idx[d] * s0[d];
+      off1 += idx[d] * s1[d];
+    }
+  }
+  void next() {
+    for (int d = n - 1; d >= 0; --d) {
+      off0 += s0[d];
+      off1 += s1[d];
+      if (++idx[d] < size[d]) return;
+      off0 -= size[d] * s0[d];
+      off1 -= size[d] * s1[d];
+      idx[d] = 0;
+    }
+  }
+};
+
+// Calls fn(in_offset, len) for reduced positions [a, b) in order, as runs along the innermost
+// reduced dim (consecutive positions of a run are g.rin[nr - 1] elements apart).
+template <class Fn>
+void walk_reduced(const Geometry& g, int64_t a, int64_t b, Fn&& fn) {
+  if (b <= a) return;
+  const int64_t len_inner = g.rs[g.nr - 1];
+  const int64_t step = g.rin[g.nr - 1];
+  Walker w(g.nr - 1, g.rs, g.rin, g.rin);
+  w.seek(a / len_inner);
+  int64_t inner = a % len_inner;
+  for (int64_t pos = a; pos < b;) {
+    const int64_t len = std::min(len_inner - inner, b - pos);
+    fn(w.off0 + inner * step, len);
+    pos += len;
+    inner = 0;
+    if (pos < b) w.next();
+  }
+}
+
+template <class F>
+inline constexpr bool is_welford_v = false;
+template <class C, bool S, class A>
+inline constexpr bool is_welford_v<rd::VarOp<C, S, A>> = true;
+
+// Mean and squared deviations of a contiguous run by two passes per L1-sized block, merged with
+// Chan's formula: as exact as two-pass, one trip through memory, and vectorisable.
+template <class F, class T>
+typename F::acc_t welford_run(const F& op, const T* x, int64_t n) {
+  using C = compute_t<T>;
+  constexpr int L = 8;
+  constexpr int64_t B = 512;
+  typename F::acc_t acc = op.init();
+  for (int64_t b0 = 0; b0 < n; b0 += B) {
+    const int64_t m = std::min(B, n - b0);
+    const T* p = x + b0;
+    double s[L] = {};
+    int64_t i = 0;
+    for (; i + L <= m; i += L) {
+      for (int k = 0; k < L; ++k) s[k] += static_cast<double>(static_cast<C>(p[i + k]));
+    }
+    for (; i < m; ++i) s[0] += static_cast<double>(static_cast<C>(p[i]));
+    double sum = 0;
+    for (int k = 0; k < L; ++k) sum += s[k];
+    const double mean = sum / static_cast<double>(m);
+    double q[L] = {};
+    for (i = 0; i + L <= m; i += L) {
+      for (int k = 0; k < L; ++k) {
+        const double dlt = static_cast<double>(static_cast<C>(p[i + k])) - mean;
+        q[k] += dlt * dlt;
+      }
+    }
+    for (; i < m; ++i) {
+      const double dlt = static_cast<double>(static_cast<C>(p[i])) - mean;
+      q[0] += dlt * dlt;
+    }
+    double m2 = 0;
+    for (int k = 0; k < L; ++k) m2 += q[k];
+    acc = op.combine(acc, {mean, m2, static_cast<double>(m)});
+  }
+  return acc;
+}
+
+// Folds n elements s apart; contiguous runs use L independent accumulators so the loop
+// vectorises and the additions are spread (better accuracy too).
+template <class F, class T>
+typename F::acc_t reduce_run(const F& op, const T* x, int64_t n, int64_t s) {
+  using A = typename F::acc_t;
+  using C = compute_t<T>;
+  if (s == 1) {
+    if constexpr (is_welford_v<F>) {
+      return welford_run(op, x, n);
+    } else {
+      constexpr int L = 8;
+      if (n >= 2 * L) {
+        A acc[L];
+        for (int k = 0; k < L; ++k) acc[k] = op.init();
+        int64_t i = 0;
+        for (; i + L <= n; i += L) {
+          for (int k = 0; k < L; ++k) acc[k] = op.reduce(acc[k], static_cast<C>(x[i + k]));
+        }
+        for (; i < n; ++i) acc[0] = op.reduce(acc[0], static_cast<C>(x[i]));
+        for (int w = L / 2; w > 0; w /= 2) {
+          for (int k = 0; k < w; ++k) acc[k] = op.combine(acc[k], acc[k + w]);
+        }
+        return acc[0];
+      }
+    }
+  }
+  A a = op.init();
+  for (int64_t i = 0; i < n; ++i) a = op.reduce(a, static_cast<C>(x[i * s]));
+  return a;
+}
+
+// How a reduction's work is cut into parallel items.
+struct Plan {
+  bool outer;         // blocks of adjacent outputs accumulate rows
+  int64_t tasks;      // outputs (inner) or output blocks (outer)
+  int64_t width;      // outputs per task
+  int64_t n_chunks;   // pieces of the reduced range per task
+  int64_t chunk_len;  // reduced positions per piece
+};
+
+Plan make_plan(const Geometry& g, bool allow_outer) {
+  Plan p;
+  p.outer = allow_outer && g.nk > 0 && g.kin[g.nk - 1] == 1 && g.rin[g.nr - 1] != 1;
+  if (p.outer) {
+    const int64_t k = g.ks[g.nk - 1];
+    p.width = std::min(k, kBlock);
+    p.tasks = (g.n_out / k) * ((k + kBlock - 1) / kBlock);
+  } else {
+    p.width = 1;
+    p.tasks = g.n_out;
+  }
+  p.n_chunks = 1;
+  p.chunk_len = g.n_red;
+  if (p.tasks < kFewTasks && g.n_red * p.width >= 2 * kChunk) {
+    p.chunk_len = std::max<int64_t>(1, kChunk / p.width);
+    p.n_chunks = (g.n_red + p.chunk_len - 1) / p.chunk_len;
+  }
+  return p;
+}
+
+inline int64_t grain_for(int64_t work_per_item) {
+  return std::max<int64_t>(1, cpu::kGrain / std::max<int64_t>(1, work_per_item));
+}
+
+// ---- reduce ----------------------------------------------------------------------------------
+
+template <class F, class T, class O>
+void run_reduce(const F& op, const Geometry& g, const T* in, O* out) {
+  using A = typename F::acc_t;
+  using C = compute_t<T>;
+  const Plan pl = make_plan(g, true);
+  const int64_t k_inner = pl.outer ? g.ks[g.nk - 1] : 1;
+  const int64_t nbk = pl.outer ? (k_inner + kBlock - 1) / kBlock : 1;
+  const int64_t rstep = g.rin[g.nr - 1];
+
+  // Accumulates reduced positions [a, b) of task t into acc[0 .. width).
+  auto compute = [&](int64_t t, int64_t a, int64_t b, A* acc, int64_t* out_off, int64_t* nb) {
+    if (!pl.outer) {
+      Walker w(g.nk, g.ks, g.kin, g.kout);
+      w.seek(t);
+      A r = op.init();
+      walk_reduced(g, a, b, [&](int64_t off, int64_t len) {
+        r = op.combine(r, reduce_run(op, in + w.off0 + off, len, rstep));
+      });
+      acc[0] = r;
+      *out_off = w.off1;
+      *nb = 1;
+      return;
+    }
+    Walker w(g.nk - 1, g.ks, g.kin, g.kout);
+    w.seek(t / nbk);
+    const int64_t j0 = (t % nbk) * kBlock;
+    const int64_t n = std::min(kBlock, k_inner - j0);
+    for (int64_t j = 0; j < n; ++j) acc[j] = op.init();
+    const T* base = in + w.off0 + j0;
+    walk_reduced(g, a, b, [&](int64_t off, int64_t len) {
+      const T* row = base + off;
+      for (int64_t r = 0; r < len; ++r, row += rstep) {
+        for (int64_t j = 0; j < n; ++j) acc[j] = op.reduce(acc[j], static_cast<C>(row[j]));
+      }
+    });
+    *out_off = w.off1 + j0 * g.kout[g.nk - 1];
+    *nb = n;
+  };
+  const int64_t ostep = pl.outer ? g.kout[g.nk - 1] : 0;
+  auto store = [&](const A* acc, int64_t out_off, int64_t nb) {
+    for (int64_t j = 0; j < nb; ++j) out[out_off + j * ostep] = cast<O>(op.project(acc[j]));
+  };
+
+  if (pl.n_chunks == 1) {
+    if (!pl.outer) {
+      // One walker per thread range: no index division per output.
+      parallel_for(pl.tasks, grain_for(g.n_red), [&](int64_t begin, int64_t end) {
+        Walker w(g.nk, g.ks, g.kin, g.kout);
+        w.seek(begin);
+        for (int64_t o = begin; o < end; ++o, w.next()) {
+          A r = op.init();
+          walk_reduced(g, 0, g.n_red, [&](int64_t off, int64_t len) {
+            r = op.combine(r, reduce_run(op, in + w.off0 + off, len, rstep));
+          });
+          out[w.off1] = cast<O>(op.project(r));
+        }
+      });
+      return;
+    }
+    parallel_for(pl.tasks, grain_for(g.n_red * pl.width), [&](int64_t begin, int64_t end) {
+      A acc[kBlock];
+      for (int64_t t = begin; t < end; ++t) {
+        int64_t off, nb;
+        compute(t, 0, g.n_red, acc, &off, &nb);
+        store(acc, off, nb);
+      }
+    });
+    return;
+  }
+
+  // Split reduction: partials per (task, chunk), combined in chunk order.
+  const int64_t items = pl.tasks * pl.n_chunks;
+  std::unique_ptr<A[]> part(new A[static_cast<size_t>(items * pl.width)]);
+  std::vector<int64_t> offs(static_cast<size_t>(pl.tasks)), nbs(static_cast<size_t>(pl.tasks));
+  parallel_for(items, grain_for(pl.chunk_len * pl.width), [&](int64_t begin, int64_t end) {
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t t = it / pl.n_chunks, c = it % pl.n_chunks;
+      const int64_t a = c * pl.chunk_len, b = std::min(g.n_red, a + pl.chunk_len);
+      int64_t off, nb;
+      compute(t, a, b, part.get() + it * pl.width, &off, &nb);
+      if (c == 0) {
+        offs[t] = off;
+        nbs[t] = nb;
+      }
+    }
+  });
+  for (int64_t t = 0; t < pl.tasks; ++t) {
+    A* acc = part.get() + t * pl.n_chunks * pl.width;
+    for (int64_t c = 1; c < pl.n_chunks; ++c) {
+      const A* p = acc + c * pl.width;
+      for (int64_t j = 0; j < nbs[t]; ++j) acc[j] = op.combine(acc[j], p[j]);
+    }
+    store(acc, offs[t], nbs[t]);
+  }
+}
+
+// ---- max/min with index ------------------------------------------------------------------------
+
+template <class T, bool IsMax>
+void run_arg_reduce(const Geometry& g, const T* in, T* values, int64_t* indices) {
+  using C = compute_t<T>;
+  using Op = rd::ArgOp<C, IsMax>;
+  using A = typename Op::acc_t;
+  const Op op;
+  const Plan pl = make_plan(g, true);
+  const int64_t k_inner = pl.outer ? g.ks[g.nk - 1] : 1;
+  const int64_t nbk = pl.outer ? (k_inner + kBlock - 1) / kBlock : 1;
+  const int64_t rstep = g.rin[0];  // one reduced dim (or the size-1 placeholder)
+
+  auto compute = [&](int64_t t, int64_t a, int64_t b, A* acc, int64_t* out_off, int64_t* nb) {
+    if (!pl.outer) {
+      Walker w(g.nk, g.ks, g.kin, g.kout);
+      w.seek(t);
+      const T* x = in + w.off0;
+      A r = op.init();
+      if (rstep == 1) {
+        for (int64_t i = a; i < b; ++i) r = op.reduce(r, static_cast<C>(x[i]), i);
+      } else {
+        for (int64_t i = a; i < b; ++i) r = op.reduce(r, static_cast<C>(x[i * rstep]), i);
+      }
+      acc[0] = r;
+      *out_off = w.off1;
+      *nb = 1;
+      return;
+    }
+    Walker w(g.nk - 1, g.ks, g.kin, g.kout);
+    w.seek(t / nbk);
+    const int64_t j0 = (t % nbk) * kBlock;
+    const int64_t n = std::min(kBlock, k_inner - j0);
+    const T* row = in + w.off0 + j0 + a * rstep;
+    C best[kBlock];
+    int64_t bi[kBlock];
+    for (int64_t j = 0; j < n; ++j) {
+      best[j] = static_cast<C>(row[j]);
+      bi[j] = a;
+    }
+    row += rstep;
+    for (int64_t r = a + 1; r < b; ++r, row += rstep) {
+      for (int64_t j = 0; j < n; ++j) {
+        const C v = static_cast<C>(row[j]);
+        const bool take = rd::arg_better<C, IsMax>(v, best[j]);
+        best[j] = take ? v : best[j];
+        bi[j] = take ? r : bi[j];
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) acc[j] = {best[j], bi[j]};
+    *out_off = w.off1 + j0 * g.kout[g.nk - 1];
+    *nb = n;
+  };
+  const int64_t ostep = pl.outer ? g.kout[g.nk - 1] : 0;
+  auto store = [&](const A* acc, int64_t out_off, int64_t nb) {
+    for (int64_t j = 0; j < nb; ++j) {
+      values[out_off + j * ostep] = cast<T>(acc[j].value);
+      indices[out_off + j * ostep] = acc[j].index;
+    }
+  };
+
+  const int64_t items = pl.tasks * pl.n_chunks;
+  if (pl.n_chunks == 1) {
+    parallel_for(items, grain_for(g.n_red * pl.width), [&](int64_t begin, int64_t end) {
+      A acc[kBlock];
+      for (int64_t t = begin; t < end; ++t) {
+        int64_t off, nb;
+        compute(t, 0, g.n_red, acc, &off, &nb);
+        store(acc, off, nb);
+      }
+    });
+    return;
+  }
+  std::unique_ptr<A[]> part(new A[static_cast<size_t>(items * pl.width)]);
+  std::vector<int64_t> offs(static_cast<size_t>(pl.tasks)), nbs(static_cast<size_t>(pl.tasks));
+  parallel_for(items, grain_for(pl.chunk_len * pl.width), [&](int64_t begin, int64_t end) {
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t t = it / pl.n_chunks, c = it % pl.n_chunks;
+      const int64_t a = c * pl.chunk_len, b = std::min(g.n_red, a + pl.chunk_len);
+      int64_t off, nb;
+      compute(t, a, b, part.get() + it * pl.width, &off, &nb);
+      if (c == 0) {
+        offs[t] = off;
+        nbs[t] = nb;
+      }
+    }
+  });
+  for (int64_t t = 0; t < pl.tasks; ++t) {
+    A* acc = part.get() + t * pl.n_chunks * pl.width;
+    for (int64_t c = 1; c < pl.n_chunks; ++c) {
+      const A* p = acc + c * pl.width;
+      for (int64_t j = 0; j < nbs[t]; ++j) acc[j] = op.combine(acc[j], p[j]);
+    }
+    store(acc, offs[t], nbs[t]);
+  }
+}
+
+// ---- scans ---------------------------------------------------------------------------------------
+
+// in and out contiguous, viewed as (outer, n, inner); accumulates in double / int64.
+template <class T, ScanOp Op>
+void run_scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
+  using C = compute_t<T>;
+  using F = rd::ScanFn<C, Op>;
+  using A = typename F::acc_t;
+  const F f;
+  if (inner == 1) {
+    parallel_for(outer, grain_for(n), [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const T* x = in + o * n;
+        T* y = out + o * n;
+        A acc = f.init();
+        for (int64_t i = 0; i < n; ++i) {
+          acc = f.step(acc, static_cast<C>(x[i]));
+          y[i] = cast<T>(acc);
+        }
+      }
+    });
+    return;
+  }
+  const int64_t nbk = (inner + kBlock - 1) / kBlock;
+  parallel_for(outer * nbk, grain_for(n * std::min(inner, kBlock)), [&](int64_t begin,
+                                                                         int64_t end) {
+    A acc[kBlock];
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t o = t / nbk, j0 = (t % nbk) * kBlock;
+      const int64_t nb = std::min(kBlock, inner - j0);
+      for (int64_t j = 0; j < nb; ++j) acc[j] = f.init();
+      const T* x = in + o * n * inner + j0;
+      T* y = out + o * n * inner + j0;
+      for (int64_t i = 0; i < n; ++i, x += inner, y += inner) {
+        for (int64_t j = 0; j < nb; ++j) {
+          acc[j] = f.step(acc[j], static_cast<C>(x[j]));
+          y[j] = cast<T>(acc[j]);
+        }
+      }
+    }
+  });
+}
+
+// The keepdim layout of a per-dim result: rank-(n-1) outputs get their reduced dim back.
+Tensor with_reduced_dim(const Tensor& t, const Tensor& in, int64_t dim) {
+  if (t.dim() == in.dim()) return t;
+  return t.unsqueeze(dim);
+}
+
+}  // namespace
+
+void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceParams& p) {
+  if (out.numel() == 0) return;
+  if (out.dim() != in.dim()) {
+    throw Error("[reduce] output rank " + std::to_string(out.dim()) + " differs from input rank " +
+                std::to_string(in.dim()));
+  }
+  const bool logical = op == ReduceOp::Any || op == ReduceOp::All;
+  const bool widen = (op == ReduceOp::Sum || op == ReduceOp::Prod) && out.dtype() == kInt64 &&
+                     is_integral(in.dtype(), true);
+  if (logical ? (out.dtype() != kBool && out.dtype() != kUInt8)
+              : (out.dtype() != in.dtype() && !widen)) {
+    throw Error("[reduce] unexpected output dtype " + std::string(dtype_name(out.dtype())) +
+                " for input dtype " + std::string(dtype_name(in.dtype())));
+  }
+  const Geometry g = make_geometry(out, in);
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    visit_reduce(op, [&](auto oc) {
+      constexpr ReduceOp O = decltype(oc)::value;
+      if constexpr (reduce_float_only(O) && !std::is_floating_point_v<C>) {
+        missing("reduce");
+      } else {
+        using F = reduce_functor_t<O, C>;
+        const F f(p.p, p.correction, g.n_red);
+        const T* x = static_cast<const T*>(in.data_ptr());
+        if constexpr (O == ReduceOp::Any || O == ReduceOp::All) {
+          if (out.dtype() == kUInt8) {
+            run_reduce(f, g, x, static_cast<uint8_t*>(out.data_ptr()));
+          } else {
+            run_reduce(f, g, x, static_cast<bool*>(out.data_ptr()));
+          }
+        } else if constexpr ((O == ReduceOp::Sum || O == ReduceOp::Prod) &&
+                             std::is_integral_v<T>) {
+          if (out.dtype() != in.dtype()) {  // integers and bool into int64
+            run_reduce(f, g, x, static_cast<int64_t*>(out.data_ptr()));
+          } else {
+            run_reduce(f, g, x, static_cast<T*>(out.data_ptr()));
+          }
+        } else {
+          run_reduce(f, g, x, static_cast<T*>(out.data_ptr()));
+        }
+      }
+    });
+  });
+}
+
+void CpuBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const Tensor& indices_in,
+                                   const Tensor& in, int64_t dim) {
+  if (op != ReduceOp::Max && op != ReduceOp::Min) missing("max/min");
+  Tensor values = with_reduced_dim(values_in, in, dim);
+  Tensor indices = with_reduced_dim(indices_in, in, dim);
+  if (values.numel() == 0) return;
+  if (in.dim() > 0 && in.size(dim) == 0) {
+    throw IndexError("[max/min] cannot reduce over a zero-size dimension " + std::to_string(dim));
+  }
+  // The kernel writes values and indices at the same offsets; route odd layouts through temps.
+  const bool direct = values.strides() == indices.strides() && indices.dtype() == kInt64;
+  Tensor v = direct ? values : empty(values.sizes(), TensorOptions(values.dtype()));
+  Tensor ix = direct ? indices : empty(values.sizes(), TensorOptions(kInt64));
+  const Geometry g = make_geometry(v, in, in.dim() > 0 ? dim : -1);
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(in.data_ptr());
+    T* vp = static_cast<T*>(v.data_ptr());
+    int64_t* ip = static_cast<int64_t*>(ix.data_ptr());
+    if (op == ReduceOp::Max) run_arg_reduce<T, true>(g, x, vp, ip);
+    else run_arg_reduce<T, false>(g, x, vp, ip);
+  });
+  if (!direct) {
+    Tensor(values).copy_(v);
+    Tensor(indices).copy_(ix);
+  }
+}
+
+void CpuBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) {
+  if (out.numel() == 0) return;
+  const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
+  Tensor y = out.is_contiguous() ? out : empty(out.sizes(), TensorOptions(out.dtype()));
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d < dim) outer *= x.size(d);
+    else if (d == dim) n = x.size(d);
+    else inner *= x.size(d);
+  }
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    T* yp = static_cast<T*>(y.data_ptr());
+    if (op == ScanOp::CumSum) run_scan<T, ScanOp::CumSum>(xp, yp, outer, n, inner);
+    else run_scan<T, ScanOp::CumProd>(xp, yp, outer, n, inner);
+  });
+  if (!y.is_same(out)) Tensor(out).copy_(y);
+}
+
 }  // namespace ember
