@@ -376,6 +376,28 @@ TEST(Var, Values) {
   expect_close(vals(var(y.t(), {1})), vals(var(y, {0})), 1e-6);
 }
 
+TEST(Var, SplitReductionsMergeExactly) {
+  // Long reductions with few outputs are split into chunks merged with Chan's formula.
+  Tensor tall = rand_tensor({70000, 3}, kFloat64, 21, 5, 9);
+  auto v1 = [](const std::vector<double>& g) { return ref_var(g, 1); };
+  expect_close(vals(var(tall, {0})), ref_reduce(tall, {0}, v1), 1e-10);
+  expect_close(vals(var(tall.t(), {1})), ref_reduce(tall, {0}, v1), 1e-10);
+  expect_close(vals(var(tall)), ref_reduce(tall, {}, v1), 1e-10);
+}
+
+TEST(Reduce, ThreadCountDoesNotChangeResults) {
+  Tensor x = rand_tensor({3, 200000}, kFloat32, 22);
+  Tensor c = rand_tensor({90000, 5}, kFloat32, 23);
+  const int saved = get_num_threads();
+  set_num_threads(1);
+  std::vector<double> a = vals(sum(x, {1})), b = vals(var(c, {0})), d = vals(logsumexp(x, {1}));
+  set_num_threads(4);
+  EXPECT_EQ(vals(sum(x, {1})), a);
+  EXPECT_EQ(vals(var(c, {0})), b);
+  EXPECT_EQ(vals(logsumexp(x, {1})), d);
+  set_num_threads(saved);
+}
+
 TEST(Var, EdgeCasesAndAccuracy) {
   EXPECT_TRUE(std::isnan(var(tensor({3.0})).item<double>()));  // 0 / 0
   EXPECT_EQ(var(tensor({3.0}), {}, 0).item<double>(), 0.0);

@@ -36,6 +36,35 @@ EMBER_HD inline bool is_nan(C x) {
   else return false;
 }
 
+// c ? a : b without a branch. For floats the select goes through the bits: GCC (trapping math)
+// will not vectorise a float compare-and-select feeding more arithmetic, but does this.
+template <class T>
+EMBER_HD inline T pick(bool c, T a, T b) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    U ua, ub;
+    std::memcpy(&ua, &a, sizeof(T));
+    std::memcpy(&ub, &b, sizeof(T));
+    const U m = U(0) - static_cast<U>(c);
+    const U r = (ua & m) | (ub & ~m);
+    T out;
+    std::memcpy(&out, &r, sizeof(T));
+    return out;
+  } else {
+    return c ? a : b;
+  }
+}
+
+// max / min where a NaN wins (PyTorch's propagation).
+template <class C>
+EMBER_HD inline C nan_max(C a, C x) {
+  return pick((x > a) | is_nan(x), x, a);
+}
+template <class C>
+EMBER_HD inline C nan_min(C a, C x) {
+  return pick((x < a) | is_nan(x), x, a);
+}
+
 template <class C>
 EMBER_HD inline C abs_val(C x) {
   if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
@@ -112,8 +141,8 @@ struct ExtremeOp {
     }
   }
   EMBER_HD C reduce(C a, C x) const {
-    if constexpr (IsMax) return (x > a || is_nan(x)) ? x : a;
-    else return (x < a || is_nan(x)) ? x : a;
+    if constexpr (IsMax) return nan_max(a, x);
+    else return nan_min(a, x);
   }
   EMBER_HD C combine(C a, C b) const { return reduce(a, b); }
   EMBER_HD C project(C a) const { return a; }
@@ -149,13 +178,13 @@ struct NormOp {
     if constexpr (Kind == 0) return a + (v != A(0) ? A(1) : A(0));
     else if constexpr (Kind == 1) return a + std::fabs(v);
     else if constexpr (Kind == 2) return a + v * v;
-    else if constexpr (Kind == 3) return (std::fabs(v) > a || v != v) ? std::fabs(v) : a;
-    else if constexpr (Kind == 4) return (std::fabs(v) < a || v != v) ? std::fabs(v) : a;
+    else if constexpr (Kind == 3) return nan_max(a, std::fabs(v));
+    else if constexpr (Kind == 4) return nan_min(a, std::fabs(v));
     else return a + std::pow(std::fabs(v), p);
   }
   EMBER_HD A combine(A a, A b) const {
-    if constexpr (Kind == 3) return (b > a || b != b) ? b : a;
-    else if constexpr (Kind == 4) return (b < a || b != b) ? b : a;
+    if constexpr (Kind == 3) return nan_max(a, b);
+    else if constexpr (Kind == 4) return nan_min(a, b);
     else return a + b;
   }
   EMBER_HD A project(A a) const {
@@ -246,11 +275,10 @@ struct ArgAcc {
   int64_t index;  // -1: nothing seen yet
 };
 
+// Whether x replaces best (strictly better, so ties keep the earlier element). Branch-free.
 template <class C, bool IsMax>
 EMBER_HD inline bool arg_better(C x, C best) {
-  if (is_nan(best)) return false;
-  if (is_nan(x)) return true;
-  return IsMax ? x > best : x < best;
+  return (!is_nan(best)) & (is_nan(x) | (IsMax ? x > best : x < best));
 }
 
 template <class C, bool IsMax>
@@ -300,8 +328,17 @@ struct ScanFn {
 // 1.5 * 2^23 trick, a degree-6 polynomial on |r| <= ln2 / 2, and 2^k applied in two halves so
 // results near the subnormal and overflow edges stay right. NaN stays NaN.
 EMBER_HD inline float exp_f32(float x) {
-  x = x < -104.0f ? -104.0f : x;
-  x = x > 89.0f ? 89.0f : x;
+  {  // clamp to [-104, 89] by bit select: a float select here stops GCC vectorising the loop
+    const float lo = -104.0f, hi = 89.0f;
+    uint32_t xb, lob, hib;
+    std::memcpy(&xb, &x, 4);
+    std::memcpy(&lob, &lo, 4);
+    std::memcpy(&hib, &hi, 4);
+    const uint32_t ml = 0u - static_cast<uint32_t>(x < lo);
+    const uint32_t mh = 0u - static_cast<uint32_t>(x > hi);
+    xb = (xb & ~(ml | mh)) | (lob & ml) | (hib & mh);
+    std::memcpy(&x, &xb, 4);
+  }
   const float magic = 12582912.0f;  // 1.5 * 2^23
   const float t = x * 1.44269504088896341f + magic;
   const float k = t - magic;

@@ -4,6 +4,7 @@
 // adjacent outputs accumulate whole input rows ("outer", contiguous along the outputs).
 // A long reduction with few outputs is split into fixed-size chunks whose partials are combined.
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -13,6 +14,14 @@
 #include "kernels/cast.h"
 #include "kernels/reduce_ops.h"
 
+// exp-bound loops get an AVX2+FMA clone picked at load time; the baseline stays SSE2.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
+    defined(__linux__)
+#define EMBER_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define EMBER_CPU_CLONES
+#endif
+
 namespace ember {
 
 namespace {
@@ -21,8 +30,12 @@ constexpr int kMaxDims = 16;
 // Elements of one partial when a reduction is split; fixed (not per thread count) so results do
 // not depend on how many threads run.
 constexpr int64_t kChunk = 65536;
-// Adjacent outputs accumulated together in the outer layout.
-constexpr int64_t kBlock = 256;
+// Adjacent outputs accumulated together in the outer layout (whole rows of up to 4 KiB of
+// float32 stream better than short row pieces).
+constexpr int64_t kBlock = 1024;
+// Independent accumulators over a contiguous run: a loop this long is vectorised by the loop
+// vectoriser (a fully unrolled short one is left to SLP, which gives up on selects).
+constexpr int kLanes = 32;
 // Split the reduced range only when there are fewer independent tasks than this.
 constexpr int64_t kFewTasks = 32;
 
@@ -141,13 +154,55 @@ template <class F>
 inline constexpr bool is_welford_v = false;
 template <class C, bool S, class A>
 inline constexpr bool is_welford_v<rd::VarOp<C, S, A>> = true;
+template <class F>
+inline constexpr bool is_lse_v = false;
+template <class C, class A>
+inline constexpr bool is_lse_v<rd::LogSumExpOp<C, A>> = true;
+
+// Log-sum-exp of a contiguous run per block: a vectorised max, then a vectorised sum of
+// exp(x - max) (float exp for float inputs), merged into the running (max, sum).
+template <class F, class T>
+EMBER_CPU_CLONES typename F::acc_t lse_run(const F& op, const T* x, int64_t n) {
+  using C = compute_t<T>;
+  constexpr int64_t B = 1024;
+  const C inf = std::numeric_limits<C>::infinity();
+  typename F::acc_t acc = op.init();
+  for (int64_t b0 = 0; b0 < n; b0 += B) {
+    const int64_t m = std::min(B, n - b0);
+    const T* p = x + b0;
+    C mv[kLanes];
+    for (int k = 0; k < kLanes; ++k) mv[k] = -inf;
+    int64_t i = 0;
+    for (; i + kLanes <= m; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) mv[k] = rd::nan_max(mv[k], static_cast<C>(p[i + k]));
+    }
+    for (; i < m; ++i) mv[0] = rd::nan_max(mv[0], static_cast<C>(p[i]));
+    C mx = mv[0];
+    for (int k = 1; k < kLanes; ++k) mx = rd::nan_max(mx, mv[k]);
+    if (mx != mx) return op.combine(acc, {static_cast<double>(mx), static_cast<double>(mx)});
+    if (mx == -inf) continue;  // exp of every element is 0
+    if (mx == inf) {
+      acc = op.combine(acc, {static_cast<double>(mx), 1.0});
+      continue;
+    }
+    C sv[kLanes] = {};
+    for (i = 0; i + kLanes <= m; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) sv[k] += rd::softmax_exp<C>(static_cast<C>(p[i + k]) - mx);
+    }
+    for (; i < m; ++i) sv[0] += rd::softmax_exp<C>(static_cast<C>(p[i]) - mx);
+    double sum = 0;
+    for (int k = 0; k < kLanes; ++k) sum += static_cast<double>(sv[k]);
+    acc = op.combine(acc, {static_cast<double>(mx), sum});
+  }
+  return acc;
+}
 
 // Mean and squared deviations of a contiguous run by two passes per L1-sized block, merged with
 // Chan's formula: as exact as two-pass, one trip through memory, and vectorisable.
 template <class F, class T>
 typename F::acc_t welford_run(const F& op, const T* x, int64_t n) {
   using C = compute_t<T>;
-  constexpr int L = 8;
+  constexpr int L = kLanes;
   constexpr int64_t B = 512;
   typename F::acc_t acc = op.init();
   for (int64_t b0 = 0; b0 < n; b0 += B) {
@@ -189,8 +244,10 @@ typename F::acc_t reduce_run(const F& op, const T* x, int64_t n, int64_t s) {
   if (s == 1) {
     if constexpr (is_welford_v<F>) {
       return welford_run(op, x, n);
+    } else if constexpr (is_lse_v<F>) {
+      return lse_run(op, x, n);
     } else {
-      constexpr int L = 8;
+      constexpr int L = kLanes;
       if (n >= 2 * L) {
         A acc[L];
         for (int k = 0; k < L; ++k) acc[k] = op.init();
@@ -273,14 +330,35 @@ void run_reduce(const F& op, const Geometry& g, const T* in, O* out) {
     w.seek(t / nbk);
     const int64_t j0 = (t % nbk) * kBlock;
     const int64_t n = std::min(kBlock, k_inner - j0);
-    for (int64_t j = 0; j < n; ++j) acc[j] = op.init();
     const T* base = in + w.off0 + j0;
-    walk_reduced(g, a, b, [&](int64_t off, int64_t len) {
-      const T* row = base + off;
-      for (int64_t r = 0; r < len; ++r, row += rstep) {
-        for (int64_t j = 0; j < n; ++j) acc[j] = op.reduce(acc[j], static_cast<C>(row[j]));
-      }
-    });
+    if constexpr (is_welford_v<F>) {
+      // Welford per column with the count shared by the block: one division per row.
+      double mean[kBlock], m2[kBlock];
+      for (int64_t j = 0; j < n; ++j) mean[j] = m2[j] = 0.0;
+      double cnt = 0.0;
+      walk_reduced(g, a, b, [&](int64_t off, int64_t len) {
+        const T* row = base + off;
+        for (int64_t r = 0; r < len; ++r, row += rstep) {
+          cnt += 1.0;
+          const double inv = 1.0 / cnt;
+          for (int64_t j = 0; j < n; ++j) {
+            const double v = static_cast<double>(static_cast<C>(row[j]));
+            const double d = v - mean[j];
+            mean[j] += d * inv;
+            m2[j] += d * (v - mean[j]);
+          }
+        }
+      });
+      for (int64_t j = 0; j < n; ++j) acc[j] = {mean[j], m2[j], cnt};
+    } else {
+      for (int64_t j = 0; j < n; ++j) acc[j] = op.init();
+      walk_reduced(g, a, b, [&](int64_t off, int64_t len) {
+        const T* row = base + off;
+        for (int64_t r = 0; r < len; ++r, row += rstep) {
+          for (int64_t j = 0; j < n; ++j) acc[j] = op.reduce(acc[j], static_cast<C>(row[j]));
+        }
+      });
+    }
     *out_off = w.off1 + j0 * g.kout[g.nk - 1];
     *nb = n;
   };
@@ -344,6 +422,30 @@ void run_reduce(const F& op, const Geometry& g, const T* in, O* out) {
 
 // ---- max/min with index ------------------------------------------------------------------------
 
+// Columns [0, n) of rows row, row + rstep, ... (rows of them): the first extreme of each column.
+template <class T, bool IsMax, class I>
+void outer_arg_block(const T* row, int64_t rstep, int64_t rows, int64_t n, int64_t base,
+                     rd::ArgAcc<compute_t<T>>* acc) {
+  using C = compute_t<T>;
+  C best[kBlock];
+  I bi[kBlock];
+  for (int64_t j = 0; j < n; ++j) {
+    best[j] = static_cast<C>(row[j]);
+    bi[j] = 0;
+  }
+  row += rstep;
+  for (int64_t r = 1; r < rows; ++r, row += rstep) {
+    const I ri = static_cast<I>(r);
+    for (int64_t j = 0; j < n; ++j) {
+      const C v = static_cast<C>(row[j]);
+      const bool take = rd::arg_better<C, IsMax>(v, best[j]);
+      best[j] = rd::pick(take, v, best[j]);
+      bi[j] = take ? ri : bi[j];
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) acc[j] = {best[j], base + static_cast<int64_t>(bi[j])};
+}
+
 template <class T, bool IsMax>
 void run_arg_reduce(const Geometry& g, const T* in, T* values, int64_t* indices) {
   using C = compute_t<T>;
@@ -361,7 +463,18 @@ void run_arg_reduce(const Geometry& g, const T* in, T* values, int64_t* indices)
       w.seek(t);
       const T* x = in + w.off0;
       A r = op.init();
-      if (rstep == 1) {
+      if (rstep == 1 && b - a >= 2 * kLanes) {
+        // The extreme by a vectorised pass, then the first position holding it.
+        using E = rd::ExtremeOp<C, IsMax>;
+        const C best = reduce_run(E(), x + a, b - a, 1);
+        int64_t i = a;
+        if (best != best) {
+          while (!(static_cast<C>(x[i]) != static_cast<C>(x[i]))) ++i;
+        } else {
+          while (!(static_cast<C>(x[i]) == best)) ++i;
+        }
+        r = {static_cast<C>(x[i]), i};
+      } else if (rstep == 1) {
         for (int64_t i = a; i < b; ++i) r = op.reduce(r, static_cast<C>(x[i]), i);
       } else {
         for (int64_t i = a; i < b; ++i) r = op.reduce(r, static_cast<C>(x[i * rstep]), i);
@@ -376,22 +489,12 @@ void run_arg_reduce(const Geometry& g, const T* in, T* values, int64_t* indices)
     const int64_t j0 = (t % nbk) * kBlock;
     const int64_t n = std::min(kBlock, k_inner - j0);
     const T* row = in + w.off0 + j0 + a * rstep;
-    C best[kBlock];
-    int64_t bi[kBlock];
-    for (int64_t j = 0; j < n; ++j) {
-      best[j] = static_cast<C>(row[j]);
-      bi[j] = a;
+    if (b - a <= INT32_MAX) {
+      // Row numbers relative to a fit 32 bits, the width of a float mask: the select vectorises.
+      outer_arg_block<T, IsMax, int32_t>(row, rstep, b - a, n, a, acc);
+    } else {
+      outer_arg_block<T, IsMax, int64_t>(row, rstep, b - a, n, a, acc);
     }
-    row += rstep;
-    for (int64_t r = a + 1; r < b; ++r, row += rstep) {
-      for (int64_t j = 0; j < n; ++j) {
-        const C v = static_cast<C>(row[j]);
-        const bool take = rd::arg_better<C, IsMax>(v, best[j]);
-        best[j] = take ? v : best[j];
-        bi[j] = take ? r : bi[j];
-      }
-    }
-    for (int64_t j = 0; j < n; ++j) acc[j] = {best[j], bi[j]};
     *out_off = w.off1 + j0 * g.kout[g.nk - 1];
     *nb = n;
   };
