@@ -40,6 +40,7 @@ enum class Fill {
   NonZero,   // normal, |x| >= 0.25 (integers: non-zero in [-9, 9])
   Bool,      // random true/false
   Small,     // integers in [0, 3]
+  Wide,      // normal * 4 (integers: uniform in [-30, 30]); exercises rounding and casts
 };
 
 struct InputSpec {
