@@ -1,4 +1,5 @@
 // Runs every registered op case on every backend present, for each dtype and input layout.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
