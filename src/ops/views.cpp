@@ -175,6 +175,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
+  if (shape == sizes()) return *this;  // the common case in broadcasting ops: no new view
   int64_t n = static_cast<int64_t>(shape.size());
   if (n < dim()) {
     throw ValueError("[expand] the number of sizes provided (" + std::to_string(n) +
