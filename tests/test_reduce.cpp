@@ -106,7 +106,7 @@ void expect_error(Fn&& fn, const std::string& prefix) {
 
 }  // namespace
 
-// ---- sum / mean / prod ------------------------------------------------------------------------
+// ---- sum / mean / prod --------------------------------------------------------------------------
 
 TEST(Sum, ValuesDimsKeepdim) {
   Tensor x = arange(24).view({2, 3, 4}).to(kFloat32);
@@ -226,7 +226,7 @@ TEST(Mean, ValuesAndHalf) {
   expect_close(vals(mean(h, {1})), ref_reduce(h, {1}, ref_mean), 2e-3, 2e-3);
 }
 
-// ---- max / min --------------------------------------------------------------------------------
+// ---- max / min ----------------------------------------------------------------------------------
 
 TEST(Extremes, Full) {
   Tensor x = tensor({3.0, -1.0, 7.0, 2.0}, {2, 2});
@@ -349,7 +349,7 @@ TEST(Extremes, Argmax) {
   expect_error<TypeError>([] { argmax(tensor({true})); }, "[argmax] ");
 }
 
-// ---- var / std / norms / logsumexp ------------------------------------------------------------
+// ---- var / std / norms / logsumexp --------------------------------------------------------------
 
 TEST(Var, Values) {
   Tensor x = rand_tensor({6, 9, 4}, kFloat64, 15);
@@ -471,7 +471,7 @@ TEST(LogSumExp, StableAndInfinite) {
   EXPECT_NEAR(logsumexp(big, {0}).item<double>(), ref_reduce(big, {}, lse)[0], 1e-4);
 }
 
-// ---- any / all --------------------------------------------------------------------------------
+// ---- any / all ----------------------------------------------------------------------------------
 
 TEST(Logical, AnyAll) {
   Tensor x = tensor({0.0, 0.0, 1.0, 0.0, kNaN, 0.0}, {2, 3});
@@ -496,7 +496,7 @@ TEST(Logical, AnyAll) {
   EXPECT_FALSE(all(big).item<bool>());
 }
 
-// ---- scans ------------------------------------------------------------------------------------
+// ---- scans --------------------------------------------------------------------------------------
 
 TEST(Scan, CumsumCumprod) {
   Tensor x = tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {2, 3});
@@ -532,7 +532,7 @@ TEST(Scan, CumsumCumprod) {
   }
 }
 
-// ---- softmax ----------------------------------------------------------------------------------
+// ---- softmax ------------------------------------------------------------------------------------
 
 namespace {
 std::vector<double> ref_softmax(const Tensor& x, int64_t dim, bool log) {

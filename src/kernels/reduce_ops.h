@@ -267,7 +267,7 @@ struct LogSumExpOp {
   EMBER_HD A project(acc_t a) const { return std::log(a.sum) + a.max; }
 };
 
-// ---- arg reductions: the value and index of the first extreme element (NaN counts as extreme) --
+// ---- arg reductions: the value and index of the first extreme element (NaN counts as extreme) ---
 
 template <class C>
 struct ArgAcc {
@@ -323,7 +323,7 @@ struct ScanFn {
   }
 };
 
-// ---- exp for softmax --------------------------------------------------------------------------
+// ---- exp for softmax ----------------------------------------------------------------------------
 // Branch-free float exp (about 1 ulp) that compilers vectorise: k = round(x / ln2) by the
 // 1.5 * 2^23 trick, a degree-6 polynomial on |r| <= ln2 / 2, and 2^k applied in two halves so
 // results near the subnormal and overflow edges stay right. NaN stays NaN.

@@ -169,7 +169,7 @@ Tensor scan_op(const char* op, ScanOp sop, const Tensor& x, int64_t dim,
 
 }  // namespace
 
-// ---- sums and products ---------------------------------------------------------------------------
+// ---- sums and products --------------------------------------------------------------------------
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
            std::optional<DType> dtype) {
@@ -215,7 +215,7 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return arg_extreme("argmin", ReduceOp::Min, x, dim, keepdim);
 }
 
-// ---- statistics and norms --------------------------------------------------------------------
+// ---- statistics and norms -----------------------------------------------------------------------
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
   return var_like("var", ReduceOp::Var, x, dims, correction, keepdim);
@@ -275,7 +275,7 @@ Tensor all(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return any_all("all", ReduceOp::All, x, dim, keepdim);
 }
 
-// ---- scans ----------------------------------------------------------------------------------------
+// ---- scans --------------------------------------------------------------------------------------
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   return scan_op("cumsum", ScanOp::CumSum, x, dim, dtype);
@@ -284,7 +284,7 @@ Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   return scan_op("cumprod", ScanOp::CumProd, x, dim, dtype);
 }
 
-// ---- Tensor members ------------------------------------------------------------------------------
+// ---- Tensor members -----------------------------------------------------------------------------
 
 Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim,
                    std::optional<DType> dtype) const {

@@ -301,7 +301,7 @@ inline int64_t grain_for(int64_t work_per_item) {
   return std::max<int64_t>(1, cpu::kGrain / std::max<int64_t>(1, work_per_item));
 }
 
-// ---- reduce ----------------------------------------------------------------------------------
+// ---- reduce -------------------------------------------------------------------------------------
 
 template <class F, class T, class O>
 void run_reduce(const F& op, const Geometry& g, const T* in, O* out) {
@@ -420,7 +420,7 @@ void run_reduce(const F& op, const Geometry& g, const T* in, O* out) {
   }
 }
 
-// ---- max/min with index ------------------------------------------------------------------------
+// ---- max/min with index -------------------------------------------------------------------------
 
 // Columns [0, n) of rows row, row + rstep, ... (rows of them): the first extreme of each column.
 template <class T, bool IsMax, class I>
@@ -542,7 +542,7 @@ void run_arg_reduce(const Geometry& g, const T* in, T* values, int64_t* indices)
   }
 }
 
-// ---- scans ---------------------------------------------------------------------------------------
+// ---- scans --------------------------------------------------------------------------------------
 
 // in and out contiguous, viewed as (outer, n, inner); accumulates in double / int64.
 template <class T, ScanOp Op>
