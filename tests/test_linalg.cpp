@@ -86,8 +86,7 @@ const std::vector<DType> kNumeric = {kUInt8,   kInt8,     kInt32,   kInt64,
 
 }  // namespace
 
-// ---- mm
-// ------------------------------------------------------------------------------------------
+// ---- mm -----------------------------------------------------------------------------------------
 
 TEST(Mm, EveryDtypeMatchesReference) {
   for (DType t : kNumeric) {
@@ -196,8 +195,19 @@ TEST(Mm, SameResultOnOneAndManyThreads) {
   expect_close(many, ref_mm(a, b), 200);
 }
 
-// ---- bmm
-// -----------------------------------------------------------------------------------------
+TEST(Mm, CalledFromInsideParallelFor) {
+  // Nested calls keep OpenBLAS single-threaded and run inline; results must not change.
+  Tensor a = make({20, 30}, kFloat32, 80), b = make({30, 10}, kFloat32, 81);
+  std::vector<Tensor> outs(8);
+  parallel_for(8, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) {
+      outs[i] = i % 2 ? mm(a, b) : bmm(a.unsqueeze(0), b.unsqueeze(0));
+    }
+  });
+  for (const Tensor& o : outs) expect_close(o.view({20, 10}), ref_mm(a, b), 30);
+}
+
+// ---- bmm ----------------------------------------------------------------------------------------
 
 TEST(Bmm, EveryDtypeAndLayout) {
   for (DType t : kNumeric) {
@@ -247,8 +257,7 @@ TEST(Bmm, Errors) {
   EXPECT_EQ(bmm(zeros({0, 3, 4}), zeros({0, 4, 5})).sizes(), (Shape{0, 3, 5}));
 }
 
-// ---- matmul
-// --------------------------------------------------------------------------------------
+// ---- matmul -------------------------------------------------------------------------------------
 
 TEST(Matmul, OneAndTwoDims) {
   Tensor v = make({4}, kFloat64, 20), w = make({4}, kFloat64, 21);
@@ -336,8 +345,7 @@ TEST(Matmul, Errors) {
                                     "[matmul] not implemented for dtype bool");
 }
 
-// ---- addmm
-// ---------------------------------------------------------------------------------------
+// ---- addmm --------------------------------------------------------------------------------------
 
 TEST(Addmm, BetaAlphaAndBroadcastInput) {
   Tensor a = make({3, 4}, kFloat64, 40), b = make({4, 5}, kFloat64, 41);
@@ -405,8 +413,7 @@ TEST(Addmm, Errors) {
       "[addmm] self and mat2 must have the same dtype, but got double and float");
 }
 
-// ---- linear
-// --------------------------------------------------------------------------------------
+// ---- linear -------------------------------------------------------------------------------------
 
 TEST(Linear, BatchedInputWithAndWithoutBias) {
   for (DType t : {kFloat32, kFloat64, kBFloat16, kInt64}) {
@@ -444,8 +451,7 @@ TEST(Linear, Errors) {
       "non-singleton dimension 1.  Target sizes: [2, 5].  Tensor sizes: [4]");
 }
 
-// ---- dot and outer
-// -------------------------------------------------------------------------------
+// ---- dot and outer ------------------------------------------------------------------------------
 
 TEST(Dot, ValuesDtypesAndStrides) {
   for (DType t : kNumeric) {
@@ -484,8 +490,7 @@ TEST(Outer, ValuesAndPromotion) {
       "[outer] Expected 1-D argument self, but got 2-D");
 }
 
-// ---- the backend directly: output layouts the op layer never produces
-// ----------------------------
+// ---- the backend directly: output layouts the op layer never produces ---------------------------
 
 TEST(Gemm, StridedAndTransposedOutputs) {
   for (DType t : {kFloat32, kFloat64, kFloat16, kInt32}) {

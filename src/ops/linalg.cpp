@@ -6,8 +6,7 @@ namespace ember {
 
 namespace {
 
-// ---- messages
-// ------------------------------------------------------------------------------------
+// ---- messages -----------------------------------------------------------------------------------
 
 // The C++ type names PyTorch prints in its matmul dtype checks ("float != double").
 const char* cpp_type_name(DType t) {
@@ -125,7 +124,7 @@ int64_t leading_numel(const Tensor& t) {
   return n;
 }
 
-// ---- the one path to the backend ---------------------------------------------------------------
+// ---- the one path to the backend ----------------------------------------------------------------
 
 // out (n, m) = alpha * a (n, k) @ b (k, m) + beta * input, input broadcast to (n, m). With no
 // input, or beta == 0, out is not read (so NaN in input does not leak, as in PyTorch).
@@ -212,8 +211,7 @@ Tensor matmul_batched(Device dev, const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-// ---- ops
-// -----------------------------------------------------------------------------------------
+// ---- ops ----------------------------------------------------------------------------------------
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   Device dev = check_pair("mm", a, b);

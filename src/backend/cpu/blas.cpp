@@ -103,7 +103,7 @@ void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, 
               static_cast<blasint>(ldc));
 }
 
-// ---- BLAS path: float32, float64, and the 16-bit floats through float32 ------------------------
+// ---- BLAS path: float32, float64, and the 16-bit floats through float32 -------------------------
 
 // A matrix as BLAS will read it: pointer, transpose flag, leading dimension.
 template <class C>
@@ -154,6 +154,16 @@ struct BlasGemm {
   BlasLayout lo, la, lb;
   C alpha, beta;
 
+  BlasGemm(const Mat& out_, const Mat& a_, const Mat& b_, double alpha_, double beta_)
+      : out(out_),
+        a(a_),
+        b(b_),
+        lo(blas_layout(out_)),
+        la(blas_layout(a_)),
+        lb(blas_layout(b_)),
+        alpha(static_cast<C>(alpha_)),
+        beta(static_cast<C>(beta_)) {}
+
   // out[batch] = alpha * a[batch] @ b[batch] + beta * out[batch]
   void run(int64_t batch, Scratch<C>& s) const {
     const int64_t n = out.rows, m = out.cols, k = a.cols;
@@ -193,7 +203,7 @@ struct BlasGemm {
   }
 };
 
-// ---- naive path: integers (and sizes BLAS's 32-bit ints cannot describe) -----------------------
+// ---- naive path: integers (and sizes BLAS's 32-bit ints cannot describe) ------------------------
 
 // Integers accumulate in the unsigned type of the same width, so overflow wraps as in PyTorch
 // instead of being undefined; the 16-bit floats accumulate in float32.
@@ -266,7 +276,7 @@ naive_acc_t<T> scalar_as(double v) {
   }
 }
 
-// ---- k == 0: out = beta * out ------------------------------------------------------------------
+// ---- k == 0: out = beta * out -------------------------------------------------------------------
 
 template <class T>
 void scale_out(const Tensor& out, double beta) {
@@ -284,17 +294,18 @@ void scale_out(const Tensor& out, double beta) {
 // Runs fn(b0, b1) over [0, batches): split across our threads with single-threaded BLAS when
 // the matrices are small or many, else in one call with OpenBLAS using every thread.
 template <class Fn>
-void for_batches(int64_t batches, int64_t work, Fn&& fn) {
+void for_batches(int64_t batches, double work, Fn&& fn) {
   const int threads = get_num_threads();
   if (in_parallel_region()) {
     set_blas_threads(1);
     fn(0, batches);
-  } else if (batches == 1 || (work >= kSmallGemm && batches < 4 * threads)) {
+  } else if (batches == 1 || (work >= static_cast<double>(kSmallGemm) && batches < 4 * threads)) {
     set_blas_threads(threads);
     fn(0, batches);
   } else {
     set_blas_threads(1);
-    parallel_for(batches, std::max<int64_t>(1, kGemmGrain / std::max<int64_t>(work, 1)), fn);
+    const double grain = std::max(1.0, static_cast<double>(kGemmGrain) / std::max(work, 1.0));
+    parallel_for(batches, static_cast<int64_t>(grain), fn);
   }
 }
 
@@ -322,18 +333,12 @@ void gemm_typed(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, doubl
     }
   }
   const int64_t n = out.rows;
-  const int64_t work = n * m * k;
+  // Multiply-adds per matrix, in double: stride-0 operands can make n * m * k overflow int64.
+  const double work = static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(k);
   if constexpr (kBlasType) {
     if (n <= kBlasIntMax && m <= kBlasIntMax && k <= kBlasIntMax) {
       using C = compute_t<T>;
-      const BlasGemm<T> g{out,
-                          a,
-                          b,
-                          blas_layout(out),
-                          blas_layout(a),
-                          blas_layout(b),
-                          static_cast<C>(alpha),
-                          static_cast<C>(beta)};
+      const BlasGemm<T> g(out, a, b, alpha, beta);
       for_batches(batches, work, [&](int64_t b0, int64_t b1) {
         Scratch<C> s;  // the native layouts usually leave it empty
         for (int64_t i = b0; i < b1; ++i) g.run(i, s);
@@ -342,7 +347,9 @@ void gemm_typed(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, doubl
     }
   }
   NaiveGemm<T> g{out, a, b, scalar_as<T>(alpha), scalar_as<T>(beta), beta != 0.0};
-  const int64_t grain = std::max<int64_t>(1, kGemmGrain / std::max<int64_t>(m * k, 1));
+  const double row_work = std::max(1.0, static_cast<double>(m) * static_cast<double>(k));
+  const auto grain =
+      static_cast<int64_t>(std::max(1.0, static_cast<double>(kGemmGrain) / row_work));
   parallel_for(batches * n, grain, [&](int64_t r0, int64_t r1) { g.run_rows(r0, r1); });
 }
 
