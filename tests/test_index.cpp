@@ -34,7 +34,7 @@ Tensor ar(int64_t n, DType t = kInt64) { return arange(n).to(t); }
 
 }  // namespace
 
-// ---- cat / stack ---------------------------------------------------------------------------------
+// ---- cat / stack --------------------------------------------------------------------------------
 
 TEST(Cat, ValuesAlongDims) {
   Tensor a = ar(6).view({2, 3}), b = ar(3).view({1, 3}).add(10);
@@ -95,7 +95,7 @@ TEST(Stack, ValuesAndErrors) {
   expect_error<IndexError>([&] { stack({a, b}, 3); }, "Dimension out of range");
 }
 
-// ---- index_select / gather -----------------------------------------------------------------------
+// ---- index_select / gather ----------------------------------------------------------------------
 
 TEST(IndexSelect, Values) {
   Tensor x = ar(12).view({3, 4});
@@ -112,7 +112,8 @@ TEST(IndexSelect, Values) {
   Tensor h = x.to(kFloat16);
   EXPECT_EQ(fvec(index_select(h, 1, tensor({0}))), (F{0, 4, 8}));
   Tensor bl = tensor({true, false, true});
-  EXPECT_EQ(index_select(bl, 0, tensor({1, 2})).to_vector<bool>(), (std::vector<bool>{false, true}));
+  EXPECT_EQ(index_select(bl, 0, tensor({1, 2})).to_vector<bool>(),
+            (std::vector<bool>{false, true}));
   EXPECT_EQ(index_select(x, 0, empty({0}, kInt64)).sizes(), (Shape{0, 4}));
   Tensor s = index_select(scalar_tensor(7.0), 0, tensor({0}));
   EXPECT_EQ(s.dim(), 0);
@@ -158,7 +159,7 @@ TEST(Gather, Errors) {
   expect_error<ValueError>([&] { gather(x, 1, zeros({2}, kInt64)); }, "same number of dimensions");
 }
 
-// ---- scatter -------------------------------------------------------------------------------------
+// ---- scatter ------------------------------------------------------------------------------------
 
 TEST(Scatter, SrcAndValue) {
   Tensor x = zeros({3, 4});
@@ -191,10 +192,12 @@ TEST(Scatter, AddAccumulatesDuplicates) {
   Tensor r = scatter_add(x, 1, idx, src);
   EXPECT_EQ(fvec(r), (F{4, 1, 4, 1, 16, 1}));
   // Along dim 0 with repeats in the same column.
-  Tensor r0 = zeros({2, 2}, kInt64).scatter_add_(0, tensor({1, 1, 1, 0}, {2, 2}), ar(4).view({2, 2}));
+  Tensor r0 =
+      zeros({2, 2}, kInt64).scatter_add_(0, tensor({1, 1, 1, 0}, {2, 2}), ar(4).view({2, 2}));
   EXPECT_EQ(ivec(r0), (I{0, 3, 2, 1}));
   // 16-bit floats accumulate in float32 and round on store; bool accumulates as "or".
-  Tensor h = scatter_add(zeros({1}, kBFloat16), 0, tensor({0, 0}), tensor({1.0f, 2.0f}).to(kBFloat16));
+  Tensor h =
+      scatter_add(zeros({1}, kBFloat16), 0, tensor({0, 0}), tensor({1.0f, 2.0f}).to(kBFloat16));
   EXPECT_EQ(fvec(h), (F{3}));
   Tensor b = scatter_add(tensor({false, false}), 0, tensor({1, 1}), tensor({true, false}));
   EXPECT_EQ(b.to_vector<bool>(), (std::vector<bool>{false, true}));
@@ -234,7 +237,7 @@ TEST(Scatter, Errors) {
                            "size does not match at dimension 1");
 }
 
-// ---- advanced indexing ---------------------------------------------------------------------------
+// ---- advanced indexing --------------------------------------------------------------------------
 
 TEST(Index, IntegerIndices) {
   Tensor x = ar(12).view({3, 4});
@@ -291,7 +294,8 @@ TEST(Index, Errors) {
   expect_error<IndexError>([&] { index(x, {tensor({0}), tensor({0}), tensor({0})}); },
                            "too many indices for tensor of dimension 2 (got 3)");
   expect_error<IndexError>([&] { index(x, {zeros({3, 3}, kBool)}); }, "The shape of the mask");
-  expect_error<IndexError>([&] { index(x, {tensor({0, 1}), tensor({0, 1, 2})}); }, "shape mismatch");
+  expect_error<IndexError>([&] { index(x, {tensor({0, 1}), tensor({0, 1, 2})}); },
+                           "shape mismatch");
   expect_error<TypeError>([&] { index(x, {tensor({0.0f})}); }, "tensors used as indices");
 }
 
@@ -333,7 +337,7 @@ TEST(IndexPut, Errors) {
                            "[index_put_] index 3 is out of bounds for dimension 0 with size 3");
 }
 
-// ---- masked_select, nonzero ----------------------------------------------------------------------
+// ---- masked_select, nonzero ---------------------------------------------------------------------
 
 TEST(MaskedSelect, Broadcasts) {
   Tensor x = ar(6).view({2, 3});
@@ -362,7 +366,7 @@ TEST(Nonzero, Coordinates) {
   for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<int64_t>(i) * 5);
 }
 
-// ---- embedding, one_hot --------------------------------------------------------------------------
+// ---- embedding, one_hot -------------------------------------------------------------------------
 
 TEST(Embedding, RowsForAnyIndexShape) {
   Tensor w = ar(8, kFloat32).view({4, 2});
@@ -391,7 +395,7 @@ TEST(OneHot, InfersAndChecks) {
   expect_error<TypeError>([&] { one_hot(tensor({1}, {}, kInt32)); }, "int64");
 }
 
-// ---- tril / triu ---------------------------------------------------------------------------------
+// ---- tril / triu --------------------------------------------------------------------------------
 
 TEST(TrilTriu, DiagonalsAndBatches) {
   Tensor x = ar(12).add(1).view({3, 4});
@@ -405,9 +409,11 @@ TEST(TrilTriu, DiagonalsAndBatches) {
   EXPECT_EQ(ivec(triu(x, INT64_MIN)), ivec(x));
   EXPECT_EQ(ivec(triu(x, 100)), I(12, 0));
   // Batched over leading dims, non-contiguous, float and bool.
-  Tensor b = ar(8, kFloat32).add(1).view({2, 2, 2}).transpose(1, 2);  // [[1,3],[2,4]], [[5,7],[6,8]]
+  // [[1, 3], [2, 4]] and [[5, 7], [6, 8]]
+  Tensor b = ar(8, kFloat32).add(1).view({2, 2, 2}).transpose(1, 2);
   EXPECT_EQ(fvec(triu(b)), (F{1, 3, 0, 4, 5, 7, 0, 8}));
-  EXPECT_EQ(tril(ones({2, 2}, kBool)).to_vector<bool>(), (std::vector<bool>{true, false, true, true}));
+  EXPECT_EQ(tril(ones({2, 2}, kBool)).to_vector<bool>(),
+            (std::vector<bool>{true, false, true, true}));
   EXPECT_EQ(tril(zeros({0, 3})).sizes(), (Shape{0, 3}));
   expect_error<ValueError>([&] { tril(ones({3})); }, "[tril] input tensor must have at least 2");
 }

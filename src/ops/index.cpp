@@ -48,7 +48,7 @@ void check_int_index(const char* op, const Tensor& index) {
   }
 }
 
-// ---- index_select --------------------------------------------------------------------------------
+// ---- index_select -------------------------------------------------------------------------------
 
 Tensor index_select_impl(const char* op, const Tensor& x, int64_t dim, const Tensor& index) {
   check_defined(op, x, "input");
@@ -74,7 +74,7 @@ Tensor index_select_impl(const char* op, const Tensor& x, int64_t dim, const Ten
   return x.dim() == 0 ? out.view({}) : out;
 }
 
-// ---- gather / scatter ----------------------------------------------------------------------------
+// ---- gather / scatter ---------------------------------------------------------------------------
 
 // index must have the rank of self (0-dim counting as 1-D) and fit inside self (and src) on
 // every dim but `dim`.
@@ -143,7 +143,7 @@ Tensor& scatter_impl(const char* op, Tensor& self, int64_t dim, const Tensor& in
   return self;
 }
 
-// ---- advanced indexing ---------------------------------------------------------------------------
+// ---- advanced indexing --------------------------------------------------------------------------
 
 // What index/index_put_ hand to the backend: self with the indexed dims moved to the front,
 // int64 in-range indices broadcast to one shape, and how the backend's output layout
@@ -470,7 +470,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
 Tensor tril(const Tensor& x, int64_t diagonal) { return tril_triu("tril", x, diagonal, false); }
 Tensor triu(const Tensor& x, int64_t diagonal) { return tril_triu("triu", x, diagonal, true); }
 
-// ---- Tensor members --------------------------------------------------------------------------------
+// ---- Tensor members -----------------------------------------------------------------------------
 
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
   return ember::index_select(*this, dim, index);

@@ -105,7 +105,8 @@ EMBER_HARNESS_CASES {
                    for (int64_t r = 0; r < 2; ++r) {
                      int64_t c = 0;
                      for (int t = 0; t < 3; ++t) {
-                       for (int64_t j = 0; j < in[t].shape[1]; ++j) put(a, {r, c++}) = get(in[t], {r, j});
+                       for (int64_t j = 0; j < in[t].shape[1]; ++j)
+                         put(a, {r, c++}) = get(in[t], {r, j});
                      }
                      for (int64_t j = 0; j < 3; ++j) {
                        put(b, {r, j}) = put(b, {r + 2, j}) = get(in[0], {r, j});
@@ -160,8 +161,8 @@ EMBER_HARNESS_CASES {
   // Distinct indices along dim: which duplicate wins is unspecified, as in PyTorch.
   register_case({"scatter", all, {},
                  [](const TensorList& in) {
-                   return TensorList{scatter(in[0], 0, in[1], in[2]), in[0].scatter(0, in[1], in[2]),
-                                     scatter(in[0], 0, in[1], 1)};
+                   return TensorList{scatter(in[0], 0, in[1], in[2]),
+                                     in[0].scatter(0, in[1], in[2]), scatter(in[0], 0, in[1], 1)};
                  },
                  [](const std::vector<Ref>& in, DType) {
                    Ref a = in[0], c = in[0];
@@ -256,7 +257,8 @@ EMBER_HARNESS_CASES {
                  [](const std::vector<Ref>& in, DType) {
                    Ref out;
                    for_each_index(in[0].shape, [&](const Idx& i) {
-                     if (in[1].data[static_cast<size_t>(i[1])] != 0) out.data.push_back(get(in[0], i));
+                     if (in[1].data[static_cast<size_t>(i[1])] != 0)
+                       out.data.push_back(get(in[0], i));
                    });
                    out.shape = Shape{static_cast<int64_t>(out.data.size())};
                    return std::vector<Ref>{out};
@@ -278,7 +280,8 @@ EMBER_HARNESS_CASES {
                  [](const std::vector<Ref>& in, DType) {
                    Ref out = zeros_ref({2, 3, 4});
                    for_each_index(out.shape, [&](const Idx& i) {
-                     put(out, i) = get(in[0], {static_cast<int64_t>(get(in[1], {i[0], i[1]})), i[2]});
+                     put(out, i) =
+                         get(in[0], {static_cast<int64_t>(get(in[1], {i[0], i[1]})), i[2]});
                    });
                    return std::vector<Ref>{out};
                  },
@@ -295,7 +298,8 @@ EMBER_HARNESS_CASES {
                    std::vector<Ref> out;
                    for (int64_t n : {int64_t(6), static_cast<int64_t>(mx) + 1}) {
                      Ref r = zeros_ref({5, n});
-                     for (int64_t k = 0; k < 5; ++k) put(r, {k, static_cast<int64_t>(in[0].data[k])}) = 1;
+                     for (int64_t k = 0; k < 5; ++k)
+                       put(r, {k, static_cast<int64_t>(in[0].data[k])}) = 1;
                      out.push_back(r);
                    }
                    return out;
@@ -310,7 +314,8 @@ EMBER_HARNESS_CASES {
                    return TensorList{v1, i1, v0, i0};
                  },
                  [](const std::vector<Ref>& in, DType) {
-                   std::vector<Ref> a = sort_ref(in[0], 1, false, 6), b = sort_ref(in[0], 0, true, 4);
+                   std::vector<Ref> a = sort_ref(in[0], 1, false, 6),
+                                    b = sort_ref(in[0], 0, true, 4);
                    return std::vector<Ref>{a[0], a[1], b[0], b[1]};
                  }});
   register_case({"argsort", all, {{{5, 4}}},
@@ -318,7 +323,8 @@ EMBER_HARNESS_CASES {
                    return TensorList{argsort(in[0], 0, false, true), in[0].argsort(-1, true, true)};
                  },
                  [](const std::vector<Ref>& in, DType) {
-                   return std::vector<Ref>{sort_ref(in[0], 0, false, 5)[1], sort_ref(in[0], 1, true, 4)[1]};
+                   return std::vector<Ref>{sort_ref(in[0], 0, false, 5)[1],
+                                           sort_ref(in[0], 1, true, 4)[1]};
                  }});
   // Which of several equal elements topk picks is unspecified: indices are checked through the
   // values they point at.

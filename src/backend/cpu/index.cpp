@@ -98,7 +98,7 @@ Tensor index_offsets(const Tensor& in, const TensorList& indices) {
 
 }  // namespace
 
-// ---- index_select and gather ---------------------------------------------------------------------
+// ---- index_select and gather --------------------------------------------------------------------
 
 void CpuBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
                               const Tensor& index) {
@@ -121,7 +121,7 @@ void CpuBackend::gather(const Tensor& out, const Tensor& in, int64_t dim, const 
   gather_runs(out, in_r, index, in.strides()[dim] * static_cast<int64_t>(in.element_size()));
 }
 
-// ---- scatter -------------------------------------------------------------------------------------
+// ---- scatter ------------------------------------------------------------------------------------
 
 // Threads split the positions that differ off `dim`; each walks its positions along `dim` in
 // order. Two positions that differ off `dim` never write the same element, so duplicates along
@@ -145,7 +145,8 @@ void CpuBackend::scatter(const Tensor& out, int64_t dim, const Tensor& index, co
         char* o = p[0] + e * s[0];
         const char* a = p[1] + e * s[1];
         const char* ix = p[2] + e * s[2];
-        for (int64_t j = 0; j < k; ++j) write(o + load_index(ix + j * istep) * ostep, a + j * sstep);
+        for (int64_t j = 0; j < k; ++j)
+          write(o + load_index(ix + j * istep) * ostep, a + j * sstep);
       }
     });
   };
@@ -164,7 +165,7 @@ void CpuBackend::scatter(const Tensor& out, int64_t dim, const Tensor& index, co
   }
 }
 
-// ---- advanced indexing ---------------------------------------------------------------------------
+// ---- advanced indexing --------------------------------------------------------------------------
 
 void CpuBackend::index(const Tensor& out, const Tensor& in, const TensorList& indices) {
   if (out.numel() == 0) return;
@@ -241,7 +242,7 @@ void CpuBackend::index_put(const Tensor& self, const TensorList& indices, const 
   }
 }
 
-// ---- nonzero -------------------------------------------------------------------------------------
+// ---- nonzero ------------------------------------------------------------------------------------
 
 // Two passes over fixed chunks of the row-major order: count per chunk, then each chunk writes
 // its coordinates from its prefix offset, so the result is in row-major order on any thread count.
@@ -264,7 +265,8 @@ Tensor CpuBackend::nonzero(const Tensor& in) {
     parallel_for(nchunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t ch = b; ch < e; ++ch) {
         int64_t cnt = 0;
-        for (int64_t i = ch * chunk, end = std::min(n, i + chunk); i < end; ++i) cnt += nonzero_at(i);
+        for (int64_t i = ch * chunk, end = std::min(n, i + chunk); i < end; ++i)
+          cnt += nonzero_at(i);
         counts[static_cast<size_t>(ch) + 1] = cnt;
       }
     });
@@ -298,7 +300,7 @@ Tensor CpuBackend::nonzero(const Tensor& in) {
   return out;
 }
 
-// ---- tril / triu ---------------------------------------------------------------------------------
+// ---- tril / triu --------------------------------------------------------------------------------
 
 void CpuBackend::tril_triu(const Tensor& out, const Tensor& in, int64_t k, bool upper) {
   const int64_t nd = in.dim();
