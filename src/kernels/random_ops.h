@@ -2,8 +2,8 @@
 // kernel and a CUDA kernel map block b to the same elements and so produce the same tensors.
 //
 // Element layout (element i = row-major logical index into the output, whatever its strides):
-//   uniform, normal, bernoulli, 16/32-bit or integer output: 4 elements per block, i -> block i/4
-//   the same ops with a float64 output, randint, raw 64-bit keys:   2 elements per block, i -> i/2
+//   uniform, normal, bernoulli into 16/32-bit floats or integers: 4 per block, i -> block i/4
+//   the same into float64; randint; raw 64-bit keys:                2 per block, i -> block i/2
 // Each call takes one generator offset; blocks are philox::block(seed, offset, b).
 #pragma once
 
