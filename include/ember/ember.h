@@ -7,6 +7,7 @@
 #include "ember/half.h"
 #include "ember/ops.h"
 #include "ember/parallel.h"
+#include "ember/random.h"
 #include "ember/scalar.h"
 #include "ember/shape.h"
 #include "ember/storage.h"
