@@ -19,7 +19,7 @@ void set_bytes(benchmark::State& state, int64_t bytes_per_iteration) {
   state.SetBytesProcessed(state.iterations() * bytes_per_iteration);
 }
 
-// ---- overhead -------------------------------------------------------------------------------------
+// ---- overhead -----------------------------------------------------------------------------------
 
 // Everything but the arithmetic: argument checks, promotion, output allocation, dispatch.
 void BM_add_8_elements(benchmark::State& state) {
@@ -29,7 +29,7 @@ void BM_add_8_elements(benchmark::State& state) {
 }
 BENCHMARK(BM_add_8_elements)->UseRealTime();
 
-// ---- large element-wise ---------------------------------------------------------------------------
+// ---- large element-wise -------------------------------------------------------------------------
 
 // Out of place: reads a and b, writes a fresh 64 MiB output each iteration.
 void BM_add_16M(benchmark::State& state) {
@@ -98,7 +98,7 @@ void BM_copy_into_16M(benchmark::State& state) {
 }
 BENCHMARK(BM_copy_into_16M)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// ---- the roof ---------------------------------------------------------------------------------------
+// ---- the roof -----------------------------------------------------------------------------------
 
 // memcpy of one 64 MiB tensor into a preallocated one: 8 bytes moved per element, one thread.
 void BM_memcpy_16M(benchmark::State& state) {

@@ -19,7 +19,7 @@ constexpr int64_t kThreshold = 1000;  // more elements than this are summarised
 constexpr int64_t kEdgeItems = 3;     // items kept at each end of a summarised dim
 constexpr int kLineWidth = 80;
 
-// ---- number text ---------------------------------------------------------------------------------
+// ---- number text --------------------------------------------------------------------------------
 
 // printf would write "-nan" for a NaN with its sign bit set; Python always writes "nan".
 bool nonfinite_text(double v, std::string& out) {
@@ -55,7 +55,7 @@ std::string pad_left(std::string s, size_t width) {
   return s;
 }
 
-// ---- the values shown ----------------------------------------------------------------------------
+// ---- the values shown ---------------------------------------------------------------------------
 
 // The elements a print shows, copied to the host: the whole tensor, or for a summarised one only
 // the edge items of each long dim (so printing a huge device tensor copies a few hundred values).
@@ -107,7 +107,7 @@ Shown gather_shown(const Tensor& t, bool summarize) {
   return s;
 }
 
-// ---- one format for every element ----------------------------------------------------------------
+// ---- one format for every element ---------------------------------------------------------------
 
 // Chooses one format and width for all shown elements, as torch's _Formatter does: floats print in
 // integer mode ("1."), fixed ("1.5000") or scientific ("1.0000e-05") depending on the nonzero
@@ -179,7 +179,7 @@ class Formatter {
   size_t width_ = 1;
 };
 
-// ---- layout --------------------------------------------------------------------------------------
+// ---- layout -------------------------------------------------------------------------------------
 
 struct Printer {
   const Shown& shown;

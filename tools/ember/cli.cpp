@@ -63,8 +63,8 @@ void print_command_help(std::ostream& os, const Command& cmd) {
   std::vector<std::pair<std::string, std::string>> rows;
   for (const Flag& f : cmd.flags) {
     std::string left = "--" + f.name + (f.value_name.empty() ? "" : " " + f.value_name);
-    std::string right = f.help + (f.default_value.empty() ? "" : " (default: " +
-                                                                    f.default_value + ")");
+    std::string right =
+        f.help + (f.default_value.empty() ? "" : " (default: " + f.default_value + ")");
     rows.emplace_back(std::move(left), std::move(right));
   }
   rows.emplace_back("--help", "show this help and exit");

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,8 +48,8 @@ std::string grouped(int64_t n) {
 
 void show(const std::string& code, const Tensor& t, const std::string& note = "") {
   std::cout << ">>> " << code;
-  if (!note.empty()) std::cout << std::string(code.size() < 40 ? 40 - code.size() : 1, ' ')
-                               << "// " << note;
+  if (!note.empty())
+    std::cout << std::string(code.size() < 40 ? 40 - code.size() : 1, ' ') << "// " << note;
   std::cout << "\n" << t << "\n\n";
 }
 
