@@ -45,6 +45,9 @@ fi
 command -v cmake >/dev/null 2>&1 || die "cmake not found; run scripts/install-deps.sh"
 jobs=${EMBER_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
+source "$ROOT/scripts/common.sh"
+ember_check_ccache build
+
 args=(-S "$ROOT" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" -DEMBER_SANITIZE="$sanitize")
 # The generator is fixed when a tree is first configured; naming another one later is an error.
 if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then

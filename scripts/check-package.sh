@@ -36,6 +36,8 @@ fi
 mkdir -p "$work_dir"
 work_dir=$(cd "$work_dir" && pwd)
 jobs=${EMBER_JOBS:-$(nproc 2>/dev/null || echo 2)}
+source "$ROOT/scripts/common.sh"
+ember_check_ccache check-package
 
 gen=()
 command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
