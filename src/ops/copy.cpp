@@ -5,7 +5,7 @@ namespace ember {
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   if (!src.defined()) throw ValueError("[copy_] the source tensor is undefined");
-  Shape shape = broadcast_shapes(sizes(), src.sizes());
+  Shape shape = broadcast_shapes("copy_", sizes(), src.sizes());
   if (shape != sizes()) {
     throw ValueError("[copy_] the source of shape " + shape_str(src) +
                      " cannot be broadcast to the destination of shape " + shape_str(*this));

@@ -199,7 +199,7 @@ BinaryPlan plan_binary(const char* name, BinaryOp op, BinaryKind kind, const Ten
                        const Tensor& b, DType common) {
   BinaryPlan pl;
   pl.device = common_device(name, {&a, &b});
-  pl.shape = broadcast_shapes(a.sizes(), b.sizes());
+  pl.shape = broadcast_shapes(name, a.sizes(), b.sizes());
   DType ct = common;
   if ((kind == BinaryKind::TrueDiv || kind == BinaryKind::Float) && !is_floating_point(ct)) {
     ct = default_dtype();
@@ -455,7 +455,7 @@ Tensor ternary_op(const char* name, TernaryOp op, const Tensor& a, const Tensor&
                   const Tensor& c, DType ct, ElementwiseParams p, bool float_only) {
   Device dev = common_device(name, {&a, &b, &c});
   if (float_only && !is_floating_point(ct)) ct = default_dtype();
-  Shape shape = broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes()), c.sizes());
+  Shape shape = broadcast_shapes(name, broadcast_shapes(name, a.sizes(), b.sizes()), c.sizes());
   Tensor x = to_operand(a, ct, dev).expand(shape);
   Tensor y = to_operand(b, ct, dev).expand(shape);
   Tensor z = to_operand(c, ct, dev).expand(shape);
@@ -481,7 +481,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   }
   Device dev = common_device("where", {&cond, &a, &b});
   DType ct = result_type(a, b);
-  Shape shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes()), b.sizes());
+  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.sizes(), a.sizes()), b.sizes());
   Tensor c = to_operand(cond, kBool, dev).expand(shape);
   Tensor x = to_operand(a, ct, dev).expand(shape);
   Tensor y = to_operand(b, ct, dev).expand(shape);
@@ -560,7 +560,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value) {
     throw ValueError("[masked_fill] only supports a 0-dimensional value tensor, but got tensor with " +
                      std::to_string(value.dim()) + " dimension(s).");
   }
-  Shape s = broadcast_shapes(x.sizes(), mask.sizes());
+  Shape s = broadcast_shapes("masked_fill", x.sizes(), mask.sizes());
   if (s != x.sizes()) {
     throw ValueError("[masked_fill] mask of shape " + shape_str(mask) +
                      " cannot be broadcast to the input's shape " + shape_str(x));

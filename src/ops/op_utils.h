@@ -35,6 +35,9 @@ Device common_device(const char* op, const TensorList& tensors);
 // t converted to dtype and moved to device (no copy when it already matches).
 Tensor to_operand(const Tensor& t, DType dtype, Device device);
 
+// broadcast_shapes with the op's name in the error message.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+
 // Options of t, overridden by whatever o sets (for the *_like factories).
 TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& o);
 

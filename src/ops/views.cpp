@@ -175,6 +175,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
+  if (shape == sizes()) return *this;  // the common case in broadcasting ops: no new view
   int64_t n = static_cast<int64_t>(shape.size());
   if (n < dim()) {
     throw ValueError("[expand] the number of sizes provided (" + std::to_string(n) +
@@ -361,14 +362,16 @@ TensorList Tensor::unbind(int64_t d) const {
   return out;
 }
 
-Shape broadcast_shapes(const Shape& a, const Shape& b) {
+Shape broadcast_shapes(const Shape& a, const Shape& b) { return broadcast_shapes("broadcast_shapes", a, b); }
+
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n, 1);
   for (size_t i = 0; i < n; ++i) {
     int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (x != y && x != 1 && y != 1) {
-      throw ValueError("[broadcast] shapes " + shape_str(a) + " and " + shape_str(b) +
+      throw ValueError(op_prefix(op) + "shapes " + shape_str(a) + " and " + shape_str(b) +
                        " cannot be broadcast: the size of tensor a (" + std::to_string(x) +
                        ") must match the size of tensor b (" + std::to_string(y) +
                        ") at non-singleton dimension " + std::to_string(i));

@@ -40,6 +40,7 @@ enum class Fill {
   NonZero,   // normal, |x| >= 0.25 (integers: non-zero in [-9, 9])
   Bool,      // random true/false
   Small,     // integers in [0, 3]
+  Wide,      // normal * 4 (integers: uniform in [-30, 30]); exercises rounding and casts
 };
 
 struct InputSpec {
@@ -55,8 +56,9 @@ struct OpCase {
   std::vector<InputSpec> inputs;
   // Calls the op under test.
   std::function<TensorList(const TensorList&)> run;
-  // Naive float64 reference from the inputs' values.
-  std::function<std::vector<Ref>(const std::vector<Ref>&)> reference;
+  // Naive float64 reference from the inputs' values; dtype is the case dtype being run (for ops
+  // whose result depends on it, e.g. integer division).
+  std::function<std::vector<Ref>(const std::vector<Ref>&, DType)> reference;
   // Normalised mean squared error allowed per dtype; <0 uses the default for the dtype.
   double tolerance = -1;
   // Custom inputs (e.g. valid index tensors): when set, replaces the generator from `inputs`.

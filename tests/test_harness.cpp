@@ -1,0 +1,209 @@
+// Runs every registered op case on every backend present, for each dtype and input layout.
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "backend/cpu/cpu_backend.h"
+#include "harness/harness.h"
+
+using namespace ember;
+using namespace ember::harness;
+
+namespace {
+
+enum class Layout { Contiguous, Transposed, Sliced };
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::Contiguous: return "contiguous";
+    case Layout::Transposed: return "transposed";
+    default: return "sliced";
+  }
+}
+
+// The same values on device, in a non-contiguous layout when asked.
+Tensor place(const Tensor& t, Device dev, Layout layout) {
+  if (layout == Layout::Transposed && t.dim() >= 2) {
+    Shape s = t.sizes();
+    std::swap(s[s.size() - 1], s[s.size() - 2]);
+    Tensor out = empty(s, TensorOptions().dtype(t.dtype()).device(dev)).transpose(-1, -2);
+    out.copy_(t);
+    return out;
+  }
+  if (layout == Layout::Sliced && t.dim() >= 1) {
+    Shape s = t.sizes();
+    s.back() *= 2;
+    Tensor out = empty(s, TensorOptions().dtype(t.dtype()).device(dev)).slice(-1, 0, std::nullopt, 2);
+    out.copy_(t);
+    return out;
+  }
+  return t.to(dev, false, true);
+}
+
+double default_tolerance(DType t) {
+  switch (t) {
+    case kFloat16: return 5e-6;
+    case kBFloat16: return 1e-4;
+    case kFloat32: return 1e-11;
+    case kFloat64: return 1e-20;
+    default: return 0.0;  // exact
+  }
+}
+
+// Compares one output with its reference; returns an empty string when they agree.
+std::string compare(const Tensor& got_t, const Ref& want, double tol) {
+  std::ostringstream err;
+  if (got_t.sizes() != want.shape) {
+    err << "shape " << got_t.sizes() << " != reference shape " << want.shape;
+    return err.str();
+  }
+  Ref got(got_t);
+  bool exact = !is_floating_point(got_t.dtype());
+  if (tol < 0) tol = default_tolerance(got_t.dtype());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.data.size(); ++i) {
+    double g = got.data[i], w = want.data[i];
+    if (exact) w = got_t.dtype() == kBool ? (w != 0) : w;
+    if (std::isnan(w) || std::isnan(g)) {
+      if (std::isnan(w) != std::isnan(g)) {
+        err << "element " << i << ": got " << g << ", want " << w;
+        return err.str();
+      }
+      continue;
+    }
+    if (std::isinf(w) || std::isinf(g)) {
+      if (g != w) {
+        err << "element " << i << ": got " << g << ", want " << w;
+        return err.str();
+      }
+      continue;
+    }
+    if (exact && g != w) {
+      err << "element " << i << ": got " << g << ", want " << w << " (exact dtype "
+          << got_t.dtype() << ")";
+      return err.str();
+    }
+    num += (g - w) * (g - w);
+    den += w * w;
+  }
+  double nmse = num / std::max(den, 1e-300);
+  if (!exact && den == 0 ? num > tol : nmse > tol) {
+    err << "normalised error " << nmse << " > " << tol << " (" << got_t.dtype() << ")";
+    return err.str();
+  }
+  return {};
+}
+
+std::vector<Device> devices() {
+  std::vector<Device> d = {Device(kCPU)};
+  try {
+    backend(kCUDA);
+    d.push_back(Device(kCUDA, 0));
+  } catch (const Error&) {
+  }
+  return d;
+}
+
+void run_case(const OpCase& c, Device dev) {
+  uint32_t seed = static_cast<uint32_t>(std::hash<std::string>{}(c.name));
+  for (DType dt : c.dtypes) {
+    std::mt19937 rng(seed + static_cast<uint32_t>(dt));
+    TensorList inputs;
+    if (c.make_inputs) {
+      inputs = c.make_inputs(dt, rng);
+    } else {
+      for (const InputSpec& s : c.inputs) inputs.push_back(make_input(s, dt, rng));
+    }
+    std::vector<Ref> refs;
+    for (const Tensor& t : inputs) refs.push_back(Ref(t));
+    std::vector<Ref> want = c.reference(refs, dt);
+    for (Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
+      // Fresh device copies for every run: in-place cases modify their inputs.
+      bool changed = false;
+      auto placed_inputs = [&]() {
+        TensorList placed;
+        changed = false;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          bool may = c.make_inputs || i >= c.inputs.size() || c.inputs[i].layouts;
+          placed.push_back(place(inputs[i], dev, may ? layout : Layout::Contiguous));
+          changed |= !placed.back().is_contiguous();
+        }
+        return placed;
+      };
+      placed_inputs();
+      if (layout != Layout::Contiguous && !changed) continue;
+      // Two poison patterns: an output element a kernel never writes keeps one of them.
+      for (uint8_t poison : {uint8_t(0xFF), uint8_t(0x00)}) {
+        TensorList placed = placed_inputs();
+        set_cpu_alloc_poison(true, poison);
+        TensorList got;
+        try {
+          got = c.run(placed);
+        } catch (const std::exception& e) {
+          set_cpu_alloc_poison(false);
+          ADD_FAILURE() << c.name << " [" << dt << ", " << layout_name(layout) << ", " << dev
+                        << "] threw: " << e.what();
+          return;
+        }
+        set_cpu_alloc_poison(false);
+        ASSERT_EQ(got.size(), want.size()) << c.name << ": number of outputs";
+        for (size_t k = 0; k < got.size(); ++k) {
+          EXPECT_EQ(got[k].device(), dev) << c.name << " output " << k;
+          std::string e = compare(got[k], want[k], c.tolerance);
+          if (!e.empty()) {
+            ADD_FAILURE() << c.name << " [" << dt << ", " << layout_name(layout) << ", " << dev
+                          << ", poison " << int(poison) << "] output " << k << ": " << e;
+            return;
+          }
+        }
+      }
+    }
+  }
+}
+
+class CaseTest : public ::testing::Test {
+ public:
+  CaseTest(const OpCase* c, Device d) : case_(c), dev_(d) {}
+  void TestBody() override { run_case(*case_, dev_); }
+
+ private:
+  const OpCase* case_;
+  Device dev_;
+};
+
+}  // namespace
+
+TEST(Harness, EveryCaseHasDtypesAndAReference) {
+  ASSERT_FALSE(registered_cases().empty());
+  for (const OpCase& c : registered_cases()) {
+    EXPECT_FALSE(c.dtypes.empty()) << c.name;
+    EXPECT_TRUE(static_cast<bool>(c.run)) << c.name;
+    EXPECT_TRUE(static_cast<bool>(c.reference)) << c.name;
+  }
+}
+
+// The harness itself must catch a kernel that leaves outputs unwritten or computes wrong values.
+TEST(Harness, CatchesUnwrittenAndWrongOutputs) {
+  OpCase unwritten{"unwritten", {kFloat32, kInt32}, {{{3, 4}}},
+                   [](const TensorList& in) { return TensorList{empty_like(in[0])}; },
+                   [](const std::vector<Ref>& in, DType) { return std::vector<Ref>{in[0]}; }};
+  EXPECT_NONFATAL_FAILURE(run_case(unwritten, Device(kCPU)), "output 0");
+  OpCase wrong{"wrong", {kFloat32}, {{{3, 4}}},
+               [](const TensorList& in) { return TensorList{in[0] * 1.001}; },
+               [](const std::vector<Ref>& in, DType) { return std::vector<Ref>{in[0]}; }};
+  EXPECT_NONFATAL_FAILURE(run_case(wrong, Device(kCPU)), "normalised error");
+}
+
+int main(int argc, char** argv) {
+  for (const OpCase& c : registered_cases()) {
+    for (Device d : devices()) {
+      std::string dev = d.is_cpu() ? "cpu" : "cuda";
+      ::testing::RegisterTest("Op", (c.name + "/" + dev).c_str(), nullptr, nullptr, __FILE__,
+                              __LINE__, [&c, d]() -> ::testing::Test* { return new CaseTest(&c, d); });
+    }
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
