@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Sets up a machine, builds ember in Release and runs the tests: the CPU suite, then the packaging
+# check (find_package and add_subdirectory from a small consumer project).
+#
+#   scripts/test.sh [--sanitize] [--build-dir DIR]
+#
+# Exits non-zero when anything fails. EMBER_SKIP_DEPS=1 skips the package installation step.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+usage() {  # the comment block at the top of this file
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+}
+die() { echo "[test] error: $*" >&2; exit 1; }
+
+build_args=(--release)
+build_dir=""
+while (($#)); do
+  case "$1" in
+    --sanitize) build_args+=(--sanitize) ;;
+    --build-dir) (($# >= 2)) || die "--build-dir needs a directory"; build_dir=$2; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument '$1'" ;;
+  esac
+  shift
+done
+if [[ -z "$build_dir" ]]; then
+  build_dir=$ROOT/build
+  [[ " ${build_args[*]} " == *" --sanitize "* ]] && build_dir+=-asan
+fi
+[[ "$build_dir" = /* ]] || build_dir=$PWD/$build_dir
+
+"$ROOT/scripts/install-deps.sh"
+"$ROOT/scripts/build.sh" "${build_args[@]}" --build-dir "$build_dir"
+
+# Runs ctest for one label, keeps its log, prints its summary line; returns ctest's status.
+run_label() {
+  local label=$1 log=$build_dir/ctest-$1.log rc=0
+  shift
+  echo "[test] ctest -L $label"
+  (cd "$build_dir" && ctest --output-on-failure --no-tests=error -L "$label" "$@") 2>&1 |
+    tee "$log" || rc=$?
+  local summary
+  summary=$(grep -E 'tests passed|No tests were found' "$log" | tail -n 1 || true)
+  echo "[test] $label: ${summary:-no summary from ctest (see $log)}"
+  return "$rc"
+}
+
+# A hung test must not hold the run for long: each one gets a default time limit.
+status=0
+run_label cpu -j2 --timeout 600 || status=1
+run_label package || status=1
+
+if ((status != 0)); then
+  echo "[test] FAILED"
+  exit 1
+fi
+echo "[test] all tests passed"
