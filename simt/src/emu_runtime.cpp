@@ -148,6 +148,7 @@ struct Warp {
   std::uint32_t present = 0;  // lanes that exist (the last warp of a block may be partial)
   std::uint32_t exited = 0;
   std::uint32_t waiting = 0;
+  std::uint32_t named = 0;  // lanes named by the masks of waiting lanes
   std::uint32_t mask[kWarpSize];
   WarpOp op[kWarpSize];
   int width[kWarpSize];
@@ -244,6 +245,7 @@ bool Worker::run_block(const KernelCall& call, uint3 block_idx, std::string* err
     warps_[w].present = lanes == kWarpSize ? 0xffffffffu : (1u << lanes) - 1;
     warps_[w].exited = 0;
     warps_[w].waiting = 0;
+    warps_[w].named = 0;
   }
 
   order_kind_ = static_cast<Order>(order_setting().load(std::memory_order_relaxed));
@@ -425,15 +427,25 @@ std::uint64_t Worker::collective(WarpOp op, std::uint32_t mask, std::uint64_t bi
     fail(who() + " has width " + std::to_string(width) + ", not a power of two up to 32" +
          where_block());
   }
-  for (std::uint32_t rest = warp.waiting; rest != 0; rest &= rest - 1) {
-    const int j = __builtin_ctz(rest);
-    const bool mine = mask & (1u << j), theirs = warp.mask[j] & bit;
-    if ((mine || theirs) &&
-        (warp.mask[j] != mask || warp.op[j] != op || (is_shuffle(op) && warp.width[j] != width))) {
-      fail(who() + " (mask " + hex(mask) + ") does not match lane " + std::to_string(j) +
-           ", which waits in " + op_name(warp.op[j]) + " with mask " + hex(warp.mask[j]) + " at " +
-           site(threads_[warp_index * kWarpSize + j].where) + where_block());
+  // Waiting lanes that name each other share one mask and op (checked as each arrived), so one
+  // member of this lane's group stands for all; any other lane naming this one is a mismatch.
+  int conflict = -1;
+  if (const std::uint32_t same = warp.waiting & mask) {
+    const int j = __builtin_ctz(same);
+    if (warp.mask[j] != mask || warp.op[j] != op || (is_shuffle(op) && warp.width[j] != width)) {
+      conflict = j;
     }
+  }
+  if (conflict < 0 && (warp.named & bit)) {
+    for (std::uint32_t rest = warp.waiting & ~mask; rest != 0; rest &= rest - 1) {
+      if (warp.mask[__builtin_ctz(rest)] & bit) conflict = __builtin_ctz(rest);
+    }
+  }
+  if (conflict >= 0) {
+    fail(who() + " (mask " + hex(mask) + ") does not match lane " + std::to_string(conflict) +
+         ", which waits in " + op_name(warp.op[conflict]) + " with mask " +
+         hex(warp.mask[conflict]) + " at " +
+         site(threads_[warp_index * kWarpSize + conflict].where) + where_block());
   }
   warp.mask[lane] = mask;
   warp.op[lane] = op;
@@ -441,9 +453,14 @@ std::uint64_t Worker::collective(WarpOp op, std::uint32_t mask, std::uint64_t bi
   warp.arg[lane] = arg;
   warp.value[lane] = bits;
   warp.waiting |= bit;
+  warp.named |= mask;
   if ((warp.waiting & mask) == mask) {
     complete(warp, mask, warp_index);
     warp.waiting &= ~mask;
+    warp.named = 0;
+    for (std::uint32_t rest = warp.waiting; rest != 0; rest &= rest - 1) {
+      warp.named |= warp.mask[__builtin_ctz(rest)];
+    }
     for (std::uint32_t rest = mask & ~bit; rest != 0; rest &= rest - 1) {
       threads_[warp_index * kWarpSize + __builtin_ctz(rest)].state = State::kRunnable;
     }
