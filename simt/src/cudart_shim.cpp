@@ -21,10 +21,14 @@ std::size_t parse_bytes(const char* text, std::size_t fallback) {
   if (end == text || value < 0) return fallback;
   double scale = 1;
   switch (*end) {
-    case 'k': case 'K': scale = 1024.0; break;
-    case 'm': case 'M': scale = 1024.0 * 1024; break;
-    case 'g': case 'G': scale = 1024.0 * 1024 * 1024; break;
-    case 't': case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
+    case 'k':
+    case 'K': scale = 1024.0; break;
+    case 'm':
+    case 'M': scale = 1024.0 * 1024; break;
+    case 'g':
+    case 'G': scale = 1024.0 * 1024 * 1024; break;
+    case 't':
+    case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
     default: break;
   }
   return static_cast<std::size_t>(value * scale);
@@ -56,11 +60,11 @@ std::string describe(const void* p) {
 cudaError_t check_extent(const char* api, const char* role, const Allocation* a, std::size_t offset,
                          std::size_t extent, const void* p) {
   if (a != nullptr && extent > a->size - offset) {
-    return fail(cudaErrorInvalidValue,
-                std::string(api) + ": " + role + " " + describe(p) + " + " +
-                    std::to_string(extent) + " bytes passes the end of its " +
-                    std::to_string(a->size) + "-byte allocation (offset " +
-                    std::to_string(offset) + ")");
+    return fail(cudaErrorInvalidValue, std::string(api) + ": " + role + " " + describe(p) + " + " +
+                                           std::to_string(extent) +
+                                           " bytes passes the end of its " +
+                                           std::to_string(a->size) + "-byte allocation (offset " +
+                                           std::to_string(offset) + ")");
   }
   return cudaSuccess;
 }
@@ -84,18 +88,19 @@ cudaError_t check_copy(const char* api, void* dst, std::size_t dst_extent, const
       if (dst_dev || src_dev) return wrong("cudaMemcpyHostToHost with device memory");
       break;
     case cudaMemcpyHostToDevice:
-      if (!dst_dev) return wrong("cudaMemcpyHostToDevice into memory that is not a device allocation");
+      if (!dst_dev)
+        return wrong("cudaMemcpyHostToDevice into memory that is not a device allocation");
       if (src_dev) return wrong("cudaMemcpyHostToDevice from device memory");
       break;
     case cudaMemcpyDeviceToHost:
-      if (!src_dev) return wrong("cudaMemcpyDeviceToHost from memory that is not a device allocation");
+      if (!src_dev)
+        return wrong("cudaMemcpyDeviceToHost from memory that is not a device allocation");
       if (dst_dev) return wrong("cudaMemcpyDeviceToHost into device memory");
       break;
     case cudaMemcpyDeviceToDevice:
       if (!dst_dev || !src_dev) return wrong("cudaMemcpyDeviceToDevice with a non-device pointer");
       break;
-    case cudaMemcpyDefault:
-      break;
+    case cudaMemcpyDefault: break;
     default:
       return fail(cudaErrorInvalidMemcpyDirection,
                   std::string(api) + ": invalid copy kind " + std::to_string(kind));
@@ -115,7 +120,8 @@ cudaError_t check_device_range(const char* api, const void* p, std::size_t exten
 }
 
 cudaError_t allocate(void** ptr, std::size_t size, bool pinned, const char* api) {
-  if (ptr == nullptr) return fail(cudaErrorInvalidValue, std::string(api) + ": null result pointer");
+  if (ptr == nullptr)
+    return fail(cudaErrorInvalidValue, std::string(api) + ": null result pointer");
   *ptr = nullptr;
   if (size == 0) return cudaSuccess;
   const int device = current_device();
@@ -123,8 +129,8 @@ cudaError_t allocate(void** ptr, std::size_t size, bool pinned, const char* api)
   if (!pinned && (size > dev.capacity || dev.used > dev.capacity - size)) {
     return fail(cudaErrorMemoryAllocation,
                 std::string(api) + ": out of memory allocating " + std::to_string(size) +
-                    " bytes on device " + std::to_string(device) + " (" +
-                    std::to_string(dev.used) + " of " + std::to_string(dev.capacity) +
+                    " bytes on device " + std::to_string(device) + " (" + std::to_string(dev.used) +
+                    " of " + std::to_string(dev.capacity) +
                     " bytes in use; capacity from EMBER_SIM_MEMORY)");
   }
   // Exactly size bytes, so AddressSanitizer sees the end; 256-byte aligned like cudaMalloc.
@@ -162,8 +168,7 @@ Shim& shim() {
     auto* state = new Shim;  // never destroyed: kernels may run from static destructors
     int count = 1;
     if (const char* v = std::getenv("EMBER_SIM_DEVICES")) count = std::max(0, std::atoi(v));
-    const std::size_t capacity =
-        parse_bytes(std::getenv("EMBER_SIM_MEMORY"), std::size_t{8} << 30);
+    const std::size_t capacity = parse_bytes(std::getenv("EMBER_SIM_MEMORY"), std::size_t{8} << 30);
     state->devices.resize(count);
     for (int d = 0; d < count; ++d) {
       state->devices[d].capacity = capacity;
@@ -203,7 +208,7 @@ cudaError_t sticky_error() {
   return record(devices[t_device].sticky);
 }
 
-// ---- kernel launches ------------------------------------------------------------------------------
+// ---- kernel launches ----------------------------------------------------------------------------
 
 void submit_launch(KernelCall call, cudaStream_t stream) {
   Lock lock(shim().mutex);
@@ -292,7 +297,7 @@ using simt::detail::sticky_error;
 
 extern "C" {
 
-// ---- errors ---------------------------------------------------------------------------------------
+// ---- errors -------------------------------------------------------------------------------------
 
 cudaError_t cudaGetLastError() {
   Lock lock(shim().mutex);
@@ -316,7 +321,7 @@ cudaError_t cudaPeekAtLastError() {
   return simt::detail::t_last_error;
 }
 
-// ---- devices --------------------------------------------------------------------------------------
+// ---- devices ------------------------------------------------------------------------------------
 
 cudaError_t cudaGetDeviceCount(int* count) {
   if (count == nullptr) return record(cudaErrorInvalidValue);
@@ -335,9 +340,9 @@ cudaError_t cudaGetDevice(int* device) {
 cudaError_t cudaSetDevice(int device) {
   Lock lock(shim().mutex);
   if (device < 0 || device >= static_cast<int>(shim().devices.size())) {
-    return fail(cudaErrorInvalidDevice, "cudaSetDevice: no device " + std::to_string(device) +
-                                            " (EMBER_SIM_DEVICES=" +
-                                            std::to_string(shim().devices.size()) + ")");
+    return fail(cudaErrorInvalidDevice,
+                "cudaSetDevice: no device " + std::to_string(device) +
+                    " (EMBER_SIM_DEVICES=" + std::to_string(shim().devices.size()) + ")");
   }
   simt::detail::t_device = device;
   return cudaSuccess;
@@ -347,7 +352,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   Lock lock(shim().mutex);
   if (prop == nullptr) return record(cudaErrorInvalidValue);
   if (device < 0 || device >= static_cast<int>(shim().devices.size())) {
-    return fail(cudaErrorInvalidDevice, "cudaGetDeviceProperties: no device " + std::to_string(device));
+    return fail(cudaErrorInvalidDevice,
+                "cudaGetDeviceProperties: no device " + std::to_string(device));
   }
   std::memset(prop, 0, sizeof *prop);
   std::snprintf(prop->name, sizeof prop->name, "ember SIMT emulator");
@@ -532,7 +538,7 @@ cudaError_t cudaDriverGetVersion(int* version) {
   return cudaSuccess;
 }
 
-// ---- kernel attributes ----------------------------------------------------------------------------
+// ---- kernel attributes --------------------------------------------------------------------------
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
   Lock lock(shim().mutex);
@@ -567,8 +573,8 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   attr->ptxVersion = 90;
   attr->binaryVersion = 90;
   auto it = shim().max_dynamic_smem.find(func);
-  attr->maxDynamicSharedSizeBytes =
-      it != shim().max_dynamic_smem.end() ? it->second
+  attr->maxDynamicSharedSizeBytes = it != shim().max_dynamic_smem.end()
+                                        ? it->second
                                         : static_cast<int>(simt::detail::kDefaultDynamicShared);
   return cudaSuccess;
 }
@@ -578,8 +584,7 @@ cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache) {
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func,
-                                                          int block_size,
-                                                          size_t dynamic_smem) {
+                                                          int block_size, size_t dynamic_smem) {
   if (blocks == nullptr || block_size <= 0 || block_size > 1024) {
     return record(cudaErrorInvalidValue);
   }
@@ -593,7 +598,7 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const voi
   return cudaSuccess;
 }
 
-// ---- memory ---------------------------------------------------------------------------------------
+// ---- memory -------------------------------------------------------------------------------------
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
   Lock lock(shim().mutex);
@@ -716,7 +721,12 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
   if (count == 0) return cudaSuccess;
   if (auto e = simt::detail::check_copy("cudaMemcpyAsync", dst, count, src, count, kind)) return e;
   return simt::detail::submit(
-      s, [=] { std::memmove(dst, src, count); return cudaSuccess; }, "cudaMemcpyAsync");
+      s,
+      [=] {
+        std::memmove(dst, src, count);
+        return cudaSuccess;
+      },
+      "cudaMemcpyAsync");
 }
 
 namespace {
@@ -727,12 +737,12 @@ cudaError_t copy_2d(const char* api, void* dst, size_t dpitch, const void* src, 
   Lock lock(shim().mutex);
   if (auto e = sticky_error()) return e;
   CUstream_st* s = simt::detail::resolve(stream);
-  if (s == nullptr) return fail(cudaErrorInvalidResourceHandle, std::string(api) + ": invalid stream");
+  if (s == nullptr)
+    return fail(cudaErrorInvalidResourceHandle, std::string(api) + ": invalid stream");
   if (width > dpitch || width > spitch) {
-    return fail(cudaErrorInvalidPitchValue, std::string(api) + ": width " +
-                                                std::to_string(width) + " exceeds a pitch (" +
-                                                std::to_string(dpitch) + ", " +
-                                                std::to_string(spitch) + ")");
+    return fail(cudaErrorInvalidPitchValue, std::string(api) + ": width " + std::to_string(width) +
+                                                " exceeds a pitch (" + std::to_string(dpitch) +
+                                                ", " + std::to_string(spitch) + ")");
   }
   if (width == 0 || height == 0) return cudaSuccess;
   if (!async) {
@@ -785,7 +795,12 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t count, cudaStream_t str
   if (count == 0) return cudaSuccess;
   if (auto e = simt::detail::check_device_range("cudaMemsetAsync", dst, count)) return e;
   return simt::detail::submit(
-      s, [=] { std::memset(dst, value, count); return cudaSuccess; }, "cudaMemsetAsync");
+      s,
+      [=] {
+        std::memset(dst, value, count);
+        return cudaSuccess;
+      },
+      "cudaMemsetAsync");
 }
 
 // Symbols (__constant__ and __device__ variables) are ordinary host objects here.
@@ -794,7 +809,8 @@ cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count
   Lock lock(shim().mutex);
   if (auto e = sticky_error()) return e;
   if (symbol == nullptr || src == nullptr) return record(cudaErrorInvalidSymbol);
-  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice &&
+      kind != cudaMemcpyDefault) {
     return record(cudaErrorInvalidMemcpyDirection);
   }
   if (auto e = simt::detail::flush_blocking(simt::detail::current_device())) return e;
@@ -807,7 +823,8 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, si
   Lock lock(shim().mutex);
   if (auto e = sticky_error()) return e;
   if (symbol == nullptr || dst == nullptr) return record(cudaErrorInvalidSymbol);
-  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice &&
+      kind != cudaMemcpyDefault) {
     return record(cudaErrorInvalidMemcpyDirection);
   }
   if (auto e = simt::detail::flush_blocking(simt::detail::current_device())) return e;

@@ -33,9 +33,7 @@ bool capture_active(const std::shared_ptr<Capture>& capture) {
   return capture && std::find(all.begin(), all.end(), capture) != all.end();
 }
 
-CUevent_st* find_event(cudaEvent_t event) {
-  return shim().events.count(event) ? event : nullptr;
-}
+CUevent_st* find_event(cudaEvent_t event) { return shim().events.count(event) ? event : nullptr; }
 
 cudaError_t bad_stream(const char* api) {
   return fail(cudaErrorInvalidResourceHandle, std::string(api) + ": invalid stream handle");
@@ -188,8 +186,9 @@ cudaError_t check_capture_safe(const char* api) {
   }
   if (prohibited) {
     return fail(cudaErrorStreamCaptureUnsupported,
-                std::string(api) + " is not permitted while a stream is being captured "
-                                   "(it would synchronise; the capture is now invalid)");
+                std::string(api) +
+                    " is not permitted while a stream is being captured "
+                    "(it would synchronise; the capture is now invalid)");
   }
   return cudaSuccess;
 }
@@ -205,7 +204,7 @@ using simt::detail::sticky_error;
 
 extern "C" {
 
-// ---- streams --------------------------------------------------------------------------------------
+// ---- streams ------------------------------------------------------------------------------------
 
 cudaError_t cudaStreamCreate(cudaStream_t* stream) {
   return simt::detail::create_stream(stream, cudaStreamDefault, 0);
@@ -324,10 +323,15 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
   if (s == nullptr) return simt::detail::bad_stream("cudaLaunchHostFunc");
   if (fn == nullptr) return record(cudaErrorInvalidValue);
   return simt::detail::submit(
-      s, [fn, user_data] { fn(user_data); return cudaSuccess; }, "cudaLaunchHostFunc");
+      s,
+      [fn, user_data] {
+        fn(user_data);
+        return cudaSuccess;
+      },
+      "cudaLaunchHostFunc");
 }
 
-// ---- events ---------------------------------------------------------------------------------------
+// ---- events -------------------------------------------------------------------------------------
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
   return simt::detail::create_event(event, cudaEventDefault);
@@ -420,7 +424,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
   return cudaSuccess;
 }
 
-// ---- capture --------------------------------------------------------------------------------------
+// ---- capture ------------------------------------------------------------------------------------
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
   Lock lock(shim().mutex);
@@ -492,7 +496,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* 
   CUstream_st* s = resolve(stream);
   if (s == nullptr) return simt::detail::bad_stream("cudaStreamIsCapturing");
   if (status == nullptr) return record(cudaErrorInvalidValue);
-  *status = !s->capture                 ? cudaStreamCaptureStatusNone
+  *status = !s->capture               ? cudaStreamCaptureStatusNone
             : s->capture->invalidated ? cudaStreamCaptureStatusInvalidated
                                       : cudaStreamCaptureStatusActive;
   return cudaSuccess;
@@ -504,7 +508,7 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
   return cudaSuccess;
 }
 
-// ---- graphs ---------------------------------------------------------------------------------------
+// ---- graphs -------------------------------------------------------------------------------------
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
   Lock lock(shim().mutex);

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -31,7 +31,7 @@ namespace {
 
 constexpr int kWarpSize = 32;
 
-// ---- configuration --------------------------------------------------------------------------------
+// ---- configuration ------------------------------------------------------------------------------
 
 Order order_from_env() {
   const char* v = std::getenv("SIMT_ORDER");
@@ -68,7 +68,7 @@ std::atomic<int>& workers_setting() {
   return v;
 }
 
-// ---- messages -------------------------------------------------------------------------------------
+// ---- messages -----------------------------------------------------------------------------------
 
 std::string site(const std::source_location& where) {
   std::string file = where.file_name();
@@ -130,7 +130,7 @@ std::uint64_t splitmix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// ---- the per-worker scheduler ---------------------------------------------------------------------
+// ---- the per-worker scheduler -------------------------------------------------------------------
 
 enum class State : std::uint8_t { kRunnable, kBarrier, kWarp, kDone };
 
@@ -175,11 +175,18 @@ class Worker {
                            const std::source_location& where);
   std::uint32_t active_mask() const;
   void yield() { switch_away(false); }
-  [[noreturn]] void fail(const std::string& message);
+  // Fails the block and leaves this fiber for good. The message is built by describe() so that
+  // its temporaries are gone before the switch: nothing on an abandoned stack is destroyed.
+  template <typename Describe>
+  [[noreturn]] void fail(Describe describe) {
+    error_ = describe();
+    leave_failed();
+  }
   unsigned char* shared() const { return shared_; }
 
  private:
   static void fiber_entry(void* self);
+  [[noreturn]] void leave_failed();
   void finish_current();
   void switch_away(bool exiting);
   void complete(Warp& warp, std::uint32_t mask, int warp_index);
@@ -293,13 +300,15 @@ bool Worker::run_block(const KernelCall& call, uint3 block_idx, std::string* err
 void Worker::fiber_entry(void* self) {
   context_started();
   auto* w = static_cast<Worker*>(self);
+  std::string escaped;  // set outside the handler: a fiber must not leave in mid-catch
   try {
     w->call_->invoke(w->call_->packed.get());
   } catch (const std::exception& e) {
-    w->fail(std::string("an exception escaped the kernel: ") + e.what());
+    escaped = std::string("an exception escaped the kernel: ") + e.what();
   } catch (...) {
-    w->fail("an exception escaped the kernel");
+    escaped = "an exception escaped the kernel";
   }
+  if (!escaped.empty()) w->fail([&] { return std::move(escaped); });
   w->finish_current();
 }
 
@@ -313,10 +322,12 @@ void Worker::finish_current() {
   for (std::uint32_t rest = warp.waiting; rest != 0; rest &= rest - 1) {
     const int j = __builtin_ctz(rest);
     if (warp.mask[j] & (1u << lane)) {
-      fail("lane " + std::to_string(lane) + " of warp " + std::to_string(t.linear / kWarpSize) +
-           " (thread " + dims(t.idx) + ") exited while lane " + std::to_string(j) + " waits for it in " +
-           op_name(warp.op[j]) + " with mask " + hex(warp.mask[j]) + " at " +
-           site(threads_[t.linear - lane + j].where) + where_block());
+      fail([&] {
+        return "lane " + std::to_string(lane) + " of warp " + std::to_string(t.linear / kWarpSize) +
+               " (thread " + dims(t.idx) + ") exited while lane " + std::to_string(j) +
+               " waits for it in " + op_name(warp.op[j]) + " with mask " + hex(warp.mask[j]) +
+               " at " + site(threads_[t.linear - lane + j].where) + where_block();
+      });
     }
   }
   switch_away(true);
@@ -343,20 +354,17 @@ void Worker::switch_away(bool exiting) {
     current_ = -1;
     context_exit(&self.ctx, &main_);
   }
-  fail(deadlock_message());
+  fail([&] { return deadlock_message(); });
 }
 
-void Worker::fail(const std::string& message) {
+void Worker::leave_failed() {
   failed_ = true;
-  error_ = message;
   Thread& self = threads_[current_];
   current_ = -1;
   context_exit(&self.ctx, &main_);
 }
 
-std::string Worker::where_block() const {
-  return " (block " + dims(block_idx_) + ")";
-}
+std::string Worker::where_block() const { return " (block " + dims(block_idx_) + ")"; }
 
 void Worker::shuffle_order() {
   std::shuffle(order_.begin(), order_.end(), rng_);
@@ -366,9 +374,11 @@ void Worker::shuffle_order() {
 int Worker::barrier(BarrierOp op, int predicate, const std::source_location& where) {
   Thread& t = threads_[current_];
   if (arrived_ > 0 && !same_site(where, barrier_site_)) {
-    fail("divergent barrier: thread " + dims(t.idx) + " reached " + site(where) + " while " +
-         std::to_string(arrived_) + " thread(s) wait at " + site(barrier_site_) + " in " +
-         where.function_name() + where_block());
+    fail([&] {
+      return "divergent barrier: thread " + dims(t.idx) + " reached " + site(where) + " while " +
+             std::to_string(arrived_) + " thread(s) wait at " + site(barrier_site_) + " in " +
+             where.function_name() + where_block();
+    });
   }
   if (arrived_ == 0) {
     barrier_site_ = where;
@@ -411,21 +421,27 @@ std::uint64_t Worker::collective(WarpOp op, std::uint32_t mask, std::uint64_t bi
            " of warp " + std::to_string(warp_index);
   };
   if (!(mask & bit)) {
-    fail(who() + " is not in its own mask " + hex(mask) + where_block());
+    fail([&] { return who() + " is not in its own mask " + hex(mask) + where_block(); });
   }
   if (mask & ~warp.present) {
-    fail(who() + " uses mask " + hex(mask) + ", which names lanes " + hex(mask & ~warp.present) +
-         " that do not exist (the warp has " + std::to_string(__builtin_popcount(warp.present)) +
-         " lanes)" + where_block());
+    fail([&] {
+      return who() + " uses mask " + hex(mask) + ", which names lanes " +
+             hex(mask & ~warp.present) + " that do not exist (the warp has " +
+             std::to_string(__builtin_popcount(warp.present)) + " lanes)" + where_block();
+    });
   }
   if (mask & warp.exited) {
-    fail(who() + " uses mask " + hex(mask) + ", which names lane " +
-         std::to_string(__builtin_ctz(mask & warp.exited)) + " that has already exited" +
-         where_block());
+    fail([&] {
+      return who() + " uses mask " + hex(mask) + ", which names lane " +
+             std::to_string(__builtin_ctz(mask & warp.exited)) + " that has already exited" +
+             where_block();
+    });
   }
   if (is_shuffle(op) && (width < 1 || width > kWarpSize || (width & (width - 1)) != 0)) {
-    fail(who() + " has width " + std::to_string(width) + ", not a power of two up to 32" +
-         where_block());
+    fail([&] {
+      return who() + " has width " + std::to_string(width) + ", not a power of two up to 32" +
+             where_block();
+    });
   }
   // Waiting lanes that name each other share one mask and op (checked as each arrived), so one
   // member of this lane's group stands for all; any other lane naming this one is a mismatch.
@@ -442,10 +458,12 @@ std::uint64_t Worker::collective(WarpOp op, std::uint32_t mask, std::uint64_t bi
     }
   }
   if (conflict >= 0) {
-    fail(who() + " (mask " + hex(mask) + ") does not match lane " + std::to_string(conflict) +
-         ", which waits in " + op_name(warp.op[conflict]) + " with mask " +
-         hex(warp.mask[conflict]) + " at " +
-         site(threads_[warp_index * kWarpSize + conflict].where) + where_block());
+    fail([&] {
+      return who() + " (mask " + hex(mask) + ") does not match lane " + std::to_string(conflict) +
+             ", which waits in " + op_name(warp.op[conflict]) + " with mask " +
+             hex(warp.mask[conflict]) + " at " +
+             site(threads_[warp_index * kWarpSize + conflict].where) + where_block();
+    });
   }
   warp.mask[lane] = mask;
   warp.op[lane] = op;
@@ -490,10 +508,12 @@ void Worker::complete(Warp& warp, std::uint32_t mask, int warp_index) {
         default: src = (lane ^ (arg & 31)) < segment + width ? lane ^ (arg & 31) : lane; break;
       }
       if (src < 0 || src >= kWarpSize || !(mask & (1u << src))) {
-        fail(std::string(op_name(op)) + " at " +
-             site(threads_[warp_index * kWarpSize + lane].where) + ": lane " +
-             std::to_string(lane) + " of warp " + std::to_string(warp_index) + " reads lane " +
-             std::to_string(src) + ", which is not in the mask " + hex(mask) + where_block());
+        fail([&] {
+          return std::string(op_name(op)) + " at " +
+                 site(threads_[warp_index * kWarpSize + lane].where) + ": lane " +
+                 std::to_string(lane) + " of warp " + std::to_string(warp_index) + " reads lane " +
+                 std::to_string(src) + ", which is not in the mask " + hex(mask) + where_block();
+        });
       }
       warp.result[lane] = warp.value[src];
     }
@@ -583,8 +603,8 @@ std::string Worker::deadlock_message() const {
               std::to_string(t.linear / kWarpSize) + ", mask " + hex(warp.mask[lane]) + ")"];
     }
   }
-  std::string message = "deadlock in " + std::string(function ? function : "kernel") +
-                        where_block() + ": ";
+  std::string message =
+      "deadlock in " + std::string(function ? function : "kernel") + where_block() + ": ";
   std::string parts;
   if (exited > 0) parts = std::to_string(exited) + " thread(s) exited";
   for (const auto& [what, count] : waits) {
@@ -593,7 +613,7 @@ std::string Worker::deadlock_message() const {
   return message + parts;
 }
 
-// ---- running a launch on the workers --------------------------------------------------------------
+// ---- running a launch on the workers ------------------------------------------------------------
 
 struct Job {
   const KernelCall* call = nullptr;
@@ -704,7 +724,7 @@ cudaError_t run_kernel(const KernelCall& call, std::string* error) {
 
 bool in_device_code() { return t_running != nullptr; }
 
-// ---- the device-side entry points -----------------------------------------------------------------
+// ---- the device-side entry points ---------------------------------------------------------------
 
 int block_barrier(BarrierOp op, int predicate, const std::source_location& where) {
   return running_worker("__syncthreads").barrier(op, predicate, where);
@@ -719,12 +739,11 @@ unsigned active_mask() { return running_worker("__activemask").active_mask(); }
 
 void yield_thread() { running_worker("__nanosleep").yield(); }
 
-unsigned char* dynamic_shared_memory() {
-  return running_worker("SIMT_DYNAMIC_SHARED").shared();
-}
+unsigned char* dynamic_shared_memory() { return running_worker("SIMT_DYNAMIC_SHARED").shared(); }
 
 void trap(const std::source_location& where) {
-  running_worker("__trap").fail("__trap() at " + site(where) + " in " + where.function_name());
+  running_worker("__trap").fail(
+      [&] { return "__trap() at " + site(where) + " in " + where.function_name(); });
 }
 
 long long clock_ticks() {
@@ -738,7 +757,9 @@ long long clock_ticks() {
 void set_order(Order order) {
   detail::order_setting().store(static_cast<int>(order), std::memory_order_relaxed);
 }
-Order order() { return static_cast<Order>(detail::order_setting().load(std::memory_order_relaxed)); }
+Order order() {
+  return static_cast<Order>(detail::order_setting().load(std::memory_order_relaxed));
+}
 void set_seed(std::uint64_t seed) { detail::seed_setting().store(seed, std::memory_order_relaxed); }
 void set_workers(int workers) {
   detail::workers_setting().store(std::max(1, workers), std::memory_order_relaxed);

@@ -167,7 +167,8 @@ void context_init(Context* ctx, FiberStack* stack, void (*entry)(void*), void* a
 #else
   // The frame simt_context_swap pops: r15 r14 r13 r12 rbx rbp, then the return address. The
   // address is chosen so that rsp is 16-byte aligned at simt_context_start's call.
-  auto top = reinterpret_cast<std::uintptr_t>(stack->bottom() + stack->size()) & ~std::uintptr_t{15};
+  auto top =
+      reinterpret_cast<std::uintptr_t>(stack->bottom() + stack->size()) & ~std::uintptr_t{15};
   auto* frame = reinterpret_cast<void**>(top - 72);
   std::memset(frame, 0, 72);
   frame[2] = reinterpret_cast<void*>(entry);  // r13

@@ -30,8 +30,8 @@ struct CUstream_st {
   int device = 0;
   unsigned flags = cudaStreamDefault;
   int priority = 0;
-  bool legacy = false;                           // the device's legacy default stream
-  std::deque<simt::detail::Work> queue;          // work held back under SIMT_DEFER_STREAMS
+  bool legacy = false;                             // the device's legacy default stream
+  std::deque<simt::detail::Work> queue;            // work held back under SIMT_DEFER_STREAMS
   std::shared_ptr<simt::detail::Capture> capture;  // set while the stream is being captured
   std::uint64_t captured_ops = 0;
   bool joined = true;  // a forked capture stream's work all flows back into the capture

@@ -115,7 +115,7 @@ cudaError_t allow_reverse_shared(int bytes) {
   return cudaFuncSetAttribute(reverse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 
-// ---- atomics --------------------------------------------------------------------------------------
+// ---- atomics ------------------------------------------------------------------------------------
 
 __global__ void atomics_kernel(AtomicResults* r, int threads) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -157,7 +157,7 @@ void launch_bump_param(int* out, int v, int n, cudaStream_t stream) {
   simt::launch(bump_param_kernel, (n + 63) / 64, 64, 0, stream, out, v, n);
 }
 
-// ---- warp collectives -----------------------------------------------------------------------------
+// ---- warp collectives ---------------------------------------------------------------------------
 
 __global__ void warp_ops_kernel(const int* in, unsigned* out, int threads) {
   const int t = threadIdx.x;
@@ -208,7 +208,7 @@ void launch_barrier_reductions(const int* in, int* out, int threads, cudaStream_
   simt::launch(barrier_reductions_kernel, 1, threads, 0, stream, in, out);
 }
 
-// ---- constant memory, built-in variables, scheduling ----------------------------------------------
+// ---- constant memory, built-in variables, scheduling --------------------------------------------
 
 __constant__ float scale_table[16];
 

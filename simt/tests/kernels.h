@@ -4,7 +4,7 @@
 
 #include "simt/simt.h"
 
-// ---- kernels.cu: correct kernels --------------------------------------------------------------------
+// ---- kernels.cu: correct kernels ----------------------------------------------------------------
 // c = a + b with a grid-stride loop; (n)
 void launch_add(const float* a, const float* b, float* c, int n, int blocks, int threads,
                 cudaStream_t stream);
@@ -49,7 +49,7 @@ void launch_indices(unsigned* out, dim3 grid, dim3 block, cudaStream_t stream);
 // Thread 0 waits (spinning with __nanosleep) for a flag the last thread sets.
 void launch_spin_flag(int* out, int threads, cudaStream_t stream);
 
-// ---- half_kernels.cu: fp16 and bf16 -----------------------------------------------------------------
+// ---- half_kernels.cu: fp16 and bf16 -------------------------------------------------------------
 void launch_haxpy(__half a, const __half* x, __half* y, int n, cudaStream_t stream);
 void launch_hadd2(const __half2* a, const __half2* b, __half2* c, int n, cudaStream_t stream);
 // y = exp(x) * sqrt(|x|) + rsqrt(1 + x*x) in bf16 math.
@@ -63,7 +63,7 @@ void launch_half_atomics(__half* h, __nv_bfloat16* b, __half step_h, __nv_bfloat
 void launch_half_convert(const __half* x, int* rn, int* rd, int* ru, __half* fma, int n,
                          cudaStream_t stream);
 
-// ---- buggy.cu: deliberately wrong kernels -----------------------------------------------------------
+// ---- buggy.cu: deliberately wrong kernels -------------------------------------------------------
 void launch_missing_sync(const float* in, float* out, int n, cudaStream_t stream);
 void launch_divergent_barrier(float* data, int threads, cudaStream_t stream);
 void launch_return_before_barrier(float* data, cudaStream_t stream);

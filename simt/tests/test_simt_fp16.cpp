@@ -25,8 +25,8 @@ TEST_P(Half, FmaRoundsOnce) {
   const auto out = dy.download();
   for (int i = 0; i < n; ++i) {
     // a*x is exact in double, so fma in double then one rounding is the correctly rounded result.
-    const double exact = std::fma(static_cast<double>(__half2float(a)), __half2float(x[i]),
-                                  __half2float(y[i]));
+    const double exact =
+        std::fma(static_cast<double>(__half2float(a)), __half2float(x[i]), __half2float(y[i]));
     ASSERT_EQ(__half_as_ushort(out[i]), __half_as_ushort(__double2half(exact))) << i;
   }
 }
@@ -85,12 +85,13 @@ TEST_P(Half, AtomicAddOnHalfAndBf16) {
   DeviceBuffer<__nv_bfloat16> b(std::vector<__nv_bfloat16>{__float2bfloat16_rn(0.0f)});
   // Equal steps give the same rounded sequence in any order: integers stay exact in fp16 up to
   // 2048, while bf16's 8 significant bits make the sum stall at 32 (32 + 1/8 rounds to 32).
-  launch_half_atomics(h.get(), b.get(), __float2half_rn(1.0f), __float2bfloat16_rn(0.125f),
-                      threads, nullptr);
+  launch_half_atomics(h.get(), b.get(), __float2half_rn(1.0f), __float2bfloat16_rn(0.125f), threads,
+                      nullptr);
   ASSERT_CUDA(cudaGetLastError());
   EXPECT_EQ(__half2float(h.download()[0]), 1024.0f);
   float expected = 0.0f;
-  for (int t = 0; t < threads; ++t) expected = __bfloat162float(__float2bfloat16_rn(expected + 0.125f));
+  for (int t = 0; t < threads; ++t)
+    expected = __bfloat162float(__float2bfloat16_rn(expected + 0.125f));
   EXPECT_EQ(expected, 32.0f);
   EXPECT_EQ(__bfloat162float(b.download()[0]), expected);
 }

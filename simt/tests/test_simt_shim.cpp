@@ -75,8 +75,8 @@ TEST_F(Shim, BoundsOfOffsetsAnd2DCopies) {
   EXPECT_EQ(cudaMemcpy2D(buffer.get(), 32, host.data(), 48, 48, 2, cudaMemcpyHostToDevice),
             cudaErrorInvalidPitchValue);
   std::vector<float> back(12 * 4, 0.0f);
-  ASSERT_CUDA(cudaMemcpy2DAsync(back.data(), 48, buffer.get(), 64, 48, 4, cudaMemcpyDeviceToHost,
-                                nullptr));
+  ASSERT_CUDA(
+      cudaMemcpy2DAsync(back.data(), 48, buffer.get(), 64, 48, 4, cudaMemcpyDeviceToHost, nullptr));
   for (float v : back) EXPECT_EQ(v, 2.0f);
   EXPECT_EQ(cudaMemset(buffer.get() + 1, 0, 256), cudaErrorInvalidValue);
   EXPECT_EQ(cudaMemset(host.data(), 0, 4), cudaErrorInvalidValue);

@@ -157,7 +157,8 @@ TEST_F(Graphs, CaptureRecordsAndReplayRepeats) {
   launch_add(a.get(), a.get(), c.get(), n, 1, 128, s);
   ASSERT_CUDA(cudaGetLastError());
   launch_add(c.get(), a.get(), c.get(), n, 1, 128, s);  // c = 3 * input
-  ASSERT_CUDA(cudaMemcpyAsync(output.data(), c.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s));
+  ASSERT_CUDA(
+      cudaMemcpyAsync(output.data(), c.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s));
   cudaGraph_t graph;
   ASSERT_CUDA(cudaStreamEndCapture(s, &graph));
   EXPECT_EQ(output[0], -1.0f);  // capture runs nothing
@@ -207,7 +208,10 @@ TEST_F(Graphs, SynchronousCallsInvalidateAGlobalCapture) {
   DeviceBuffer<float> a(16);
   std::vector<float> host(16);
   const std::vector<std::function<cudaError_t()>> illegal = {
-      [&] { void* p; return cudaMalloc(&p, 64); },
+      [&] {
+        void* p;
+        return cudaMalloc(&p, 64);
+      },
       [&] { return cudaMemcpy(host.data(), a.get(), 64, cudaMemcpyDeviceToHost); },
       [&] { return cudaMemset(a.get(), 0, 64); },
       [&] { return cudaDeviceSynchronize(); },

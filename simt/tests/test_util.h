@@ -68,8 +68,8 @@ inline std::string order_name(const ::testing::TestParamInfo<simt::Order>& info)
   }
 }
 
-#define INSTANTIATE_ORDERS(suite)                                                           \
-  INSTANTIATE_TEST_SUITE_P(Orders, suite,                                                   \
-                           ::testing::Values(simt::Order::kForward, simt::Order::kReverse, \
-                                             simt::Order::kRandom),                         \
-                           order_name)
+#define INSTANTIATE_ORDERS(suite)                                                            \
+  INSTANTIATE_TEST_SUITE_P(                                                                  \
+      Orders, suite,                                                                         \
+      ::testing::Values(simt::Order::kForward, simt::Order::kReverse, simt::Order::kRandom), \
+      order_name)

@@ -19,8 +19,10 @@
 
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
+// clang-format off: the 16-bit float headers after the runtime's
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+// clang-format on
 
 #include <math.h>
 
@@ -42,7 +44,7 @@
 
 #define SIMT_EMULATED 1
 
-// ---- built-in variables ---------------------------------------------------------------------------
+// ---- built-in variables -------------------------------------------------------------------------
 // The scheduler rewrites these on every switch between the fibers of a block; all of a block's
 // fibers live on one OS thread, so thread_local is exactly "per running CUDA thread".
 inline thread_local uint3 threadIdx;
@@ -102,10 +104,24 @@ void invoke_packed(const void* p) {
 }
 
 enum class WarpOp : std::uint8_t {
-  kShflIdx, kShflUp, kShflDown, kShflXor,
-  kBallot, kAny, kAll, kSync, kMatchAny, kMatchAll,
-  kReduceAdd, kReduceMin, kReduceMax, kReduceUMin, kReduceUMax,
-  kReduceAnd, kReduceOr, kReduceXor,
+  kShflIdx,
+  kShflUp,
+  kShflDown,
+  kShflXor,
+  kBallot,
+  kAny,
+  kAll,
+  kSync,
+  kMatchAny,
+  kMatchAll,
+  kReduceAdd,
+  kReduceMin,
+  kReduceMax,
+  kReduceUMin,
+  kReduceUMax,
+  kReduceAnd,
+  kReduceOr,
+  kReduceXor,
 };
 enum class BarrierOp : std::uint8_t { kPlain, kCount, kAnd, kOr };
 
@@ -162,7 +178,8 @@ inline void launch(void (*kernel)(P...), dim3 grid, dim3 block, std::size_t smem
   static_assert(sizeof...(P) == sizeof...(A), "simt::launch: wrong number of kernel arguments");
   using Packed = detail::PackedCall<P...>;
   auto packed = std::make_shared<const Packed>(Packed{
-      kernel, std::tuple<std::decay_t<P>...>(static_cast<std::decay_t<P>>(std::forward<A>(args))...)});
+      kernel,
+      std::tuple<std::decay_t<P>...>(static_cast<std::decay_t<P>>(std::forward<A>(args))...)});
   detail::KernelCall call;
   call.invoke = &detail::invoke_packed<P...>;
   call.packed = std::move(packed);
@@ -177,9 +194,10 @@ inline void launch(void (*kernel)(P...), dim3 grid, dim3 block, std::size_t smem
 
 // The block's dynamic shared memory (the launch's smem_bytes), filled with 0xFF before each block
 // so that reading it before writing shows up as NaN or garbage.
-#define SIMT_DYNAMIC_SHARED(T, name) T* name = reinterpret_cast<T*>(::simt::detail::dynamic_shared_memory())
+#define SIMT_DYNAMIC_SHARED(T, name) \
+  T* name = reinterpret_cast<T*>(::simt::detail::dynamic_shared_memory())
 
-// ---- barriers -------------------------------------------------------------------------------------
+// ---- barriers -----------------------------------------------------------------------------------
 inline void __syncthreads(std::source_location where = std::source_location::current()) {
   simt::detail::block_barrier(simt::detail::BarrierOp::kPlain, 0, where);
 }
@@ -211,7 +229,7 @@ inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_
 inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 inline long long clock64() { return simt::detail::clock_ticks(); }
 
-// ---- warp collectives -----------------------------------------------------------------------------
+// ---- warp collectives ---------------------------------------------------------------------------
 template <typename T>
 inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize,
                      std::source_location where = std::source_location::current()) {
@@ -236,8 +254,8 @@ inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSi
 }
 inline unsigned __ballot_sync(unsigned mask, int predicate,
                               std::source_location where = std::source_location::current()) {
-  return static_cast<unsigned>(simt::detail::warp_collective(
-      simt::detail::WarpOp::kBallot, mask, predicate != 0, 0, warpSize, where));
+  return static_cast<unsigned>(simt::detail::warp_collective(simt::detail::WarpOp::kBallot, mask,
+                                                             predicate != 0, 0, warpSize, where));
 }
 inline int __any_sync(unsigned mask, int predicate,
                       std::source_location where = std::source_location::current()) {
@@ -264,10 +282,10 @@ inline unsigned __match_all_sync(unsigned mask, T value, int* pred,
   return out;
 }
 
-#define SIMT_WARP_REDUCE(name, type, op)                                                     \
-  inline type name(unsigned mask, type value,                                                \
-                   std::source_location where = std::source_location::current()) {          \
-    return static_cast<type>(simt::detail::warp_collective(                                  \
+#define SIMT_WARP_REDUCE(name, type, op)                                                         \
+  inline type name(unsigned mask, type value,                                                    \
+                   std::source_location where = std::source_location::current()) {               \
+    return static_cast<type>(simt::detail::warp_collective(                                      \
         simt::detail::WarpOp::op, mask, static_cast<std::uint32_t>(value), 0, warpSize, where)); \
   }
 SIMT_WARP_REDUCE(__reduce_add_sync, unsigned, kReduceAdd)
@@ -281,11 +299,11 @@ SIMT_WARP_REDUCE(__reduce_or_sync, unsigned, kReduceOr)
 SIMT_WARP_REDUCE(__reduce_xor_sync, unsigned, kReduceXor)
 #undef SIMT_WARP_REDUCE
 
-// ---- atomics --------------------------------------------------------------------------------------
+// ---- atomics ------------------------------------------------------------------------------------
 // CUDA's overload set, non-template like CUDA's, so atomicAdd(&counter, 1) converts as it does
 // there. Relaxed order: CUDA atomics do not order other memory accesses either.
-#define SIMT_ATOMIC_RMW(name, type, method)                                 \
-  inline type name(type* address, type value) {                             \
+#define SIMT_ATOMIC_RMW(name, type, method)                                          \
+  inline type name(type* address, type value) {                                      \
     return std::atomic_ref<type>(*address).method(value, std::memory_order_relaxed); \
   }
 SIMT_ATOMIC_RMW(atomicAdd, int, fetch_add)
@@ -310,12 +328,14 @@ SIMT_ATOMIC_RMW(atomicXor, unsigned, fetch_xor)
 SIMT_ATOMIC_RMW(atomicXor, unsigned long long, fetch_xor)
 #undef SIMT_ATOMIC_RMW
 
-#define SIMT_ATOMIC_MINMAX(type)                                                            \
-  inline type atomicMin(type* address, type value) {                                        \
-    return simt::detail::atomic_update(address, [=](type old) { return old < value ? old : value; }); \
-  }                                                                                         \
-  inline type atomicMax(type* address, type value) {                                        \
-    return simt::detail::atomic_update(address, [=](type old) { return old > value ? old : value; }); \
+#define SIMT_ATOMIC_MINMAX(type)                                                             \
+  inline type atomicMin(type* address, type value) {                                         \
+    return simt::detail::atomic_update(address,                                              \
+                                       [=](type old) { return old < value ? old : value; }); \
+  }                                                                                          \
+  inline type atomicMax(type* address, type value) {                                         \
+    return simt::detail::atomic_update(address,                                              \
+                                       [=](type old) { return old > value ? old : value; }); \
   }
 SIMT_ATOMIC_MINMAX(int)
 SIMT_ATOMIC_MINMAX(unsigned)
@@ -323,11 +343,11 @@ SIMT_ATOMIC_MINMAX(long long)
 SIMT_ATOMIC_MINMAX(unsigned long long)
 #undef SIMT_ATOMIC_MINMAX
 
-#define SIMT_ATOMIC_CAS(type)                                                          \
-  inline type atomicCAS(type* address, type compare, type value) {                     \
-    std::atomic_ref<type>(*address).compare_exchange_strong(compare, value,            \
+#define SIMT_ATOMIC_CAS(type)                                                           \
+  inline type atomicCAS(type* address, type compare, type value) {                      \
+    std::atomic_ref<type>(*address).compare_exchange_strong(compare, value,             \
                                                             std::memory_order_relaxed); \
-    return compare;                                                                    \
+    return compare;                                                                     \
   }
 SIMT_ATOMIC_CAS(int)
 SIMT_ATOMIC_CAS(unsigned)
@@ -345,8 +365,9 @@ inline unsigned atomicDec(unsigned* address, unsigned limit) {
 }
 // 16-bit floats: a CAS loop that computes in float and rounds once, like the hardware.
 inline __half atomicAdd(__half* address, __half value) {
-  return simt::detail::atomic_update(
-      address, [=](__half old) { return __float2half_rn(__half2float(old) + __half2float(value)); });
+  return simt::detail::atomic_update(address, [=](__half old) {
+    return __float2half_rn(__half2float(old) + __half2float(value));
+  });
 }
 inline __nv_bfloat16 atomicAdd(__nv_bfloat16* address, __nv_bfloat16 value) {
   return simt::detail::atomic_update(address, [=](__nv_bfloat16 old) {
@@ -359,15 +380,17 @@ inline __half2 atomicAdd(__half2* address, __half2 value) {
   __half2_raw old = simt::detail::atomic_update(raw, [=](__half2_raw o) {
     __half2_raw r;
     r.x = __half_raw(__float2half_rn(__half2float(__half(__half_raw{o.x})) +
-                                     __half2float(__half(__half_raw{v.x})))).x;
+                                     __half2float(__half(__half_raw{v.x}))))
+              .x;
     r.y = __half_raw(__float2half_rn(__half2float(__half(__half_raw{o.y})) +
-                                     __half2float(__half(__half_raw{v.y})))).x;
+                                     __half2float(__half(__half_raw{v.y}))))
+              .x;
     return r;
   });
   return __half2(old);
 }
 
-// ---- integer and bit intrinsics -------------------------------------------------------------------
+// ---- integer and bit intrinsics -----------------------------------------------------------------
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
@@ -406,7 +429,7 @@ inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
   return static_cast<unsigned>(v >> (shift & 31));
 }
 
-// ---- float intrinsics -----------------------------------------------------------------------------
+// ---- float intrinsics ---------------------------------------------------------------------------
 inline int __float_as_int(float x) { return std::bit_cast<int>(x); }
 inline unsigned __float_as_uint(float x) { return std::bit_cast<unsigned>(x); }
 inline float __int_as_float(int x) { return std::bit_cast<float>(x); }
@@ -430,7 +453,10 @@ inline float __log10f(float x) { return ::log10f(x); }
 inline float __sinf(float x) { return ::sinf(x); }
 inline float __cosf(float x) { return ::cosf(x); }
 inline float __tanf(float x) { return ::tanf(x); }
-inline void __sincosf(float x, float* s, float* c) { *s = ::sinf(x); *c = ::cosf(x); }
+inline void __sincosf(float x, float* s, float* c) {
+  *s = ::sinf(x);
+  *c = ::cosf(x);
+}
 inline float __powf(float x, float y) { return ::powf(x, y); }
 inline float __fdividef(float x, float y) { return x / y; }
 inline float __saturatef(float x) { return x >= 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f); }
@@ -441,7 +467,9 @@ inline float normcdff(float x) { return 0.5f * ::erfcf(-x * 0.70710678118654752f
 inline double normcdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752440); }
 inline float __frcp_rn(float x) { return 1.0f / x; }
 inline float __fsqrt_rn(float x) { return ::sqrtf(x); }
-inline float __frsqrt_rn(float x) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x))); }
+inline float __frsqrt_rn(float x) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x)));
+}
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
@@ -482,10 +510,16 @@ inline I convert_saturating(F x, int rounding) {
 }
 }  // namespace simt::detail
 
-#define SIMT_FLOAT_TO_INT(from, fname, to, tname)                                                  \
-  inline to __##fname##2##tname##_rn(from x) { return simt::detail::convert_saturating<to>(x, 0); } \
-  inline to __##fname##2##tname##_rz(from x) { return simt::detail::convert_saturating<to>(x, 1); } \
-  inline to __##fname##2##tname##_rd(from x) { return simt::detail::convert_saturating<to>(x, 2); } \
+#define SIMT_FLOAT_TO_INT(from, fname, to, tname)      \
+  inline to __##fname##2##tname##_rn(from x) {         \
+    return simt::detail::convert_saturating<to>(x, 0); \
+  }                                                    \
+  inline to __##fname##2##tname##_rz(from x) {         \
+    return simt::detail::convert_saturating<to>(x, 1); \
+  }                                                    \
+  inline to __##fname##2##tname##_rd(from x) {         \
+    return simt::detail::convert_saturating<to>(x, 2); \
+  }                                                    \
   inline to __##fname##2##tname##_ru(from x) { return simt::detail::convert_saturating<to>(x, 3); }
 SIMT_FLOAT_TO_INT(float, float, int, int)
 SIMT_FLOAT_TO_INT(float, float, unsigned, uint)
@@ -503,10 +537,14 @@ inline float __ull2float_rn(unsigned long long x) { return static_cast<float>(x)
 inline double __int2double_rn(int x) { return static_cast<double>(x); }
 inline float __double2float_rn(double x) { return static_cast<float>(x); }
 
-// ---- min and max, CUDA's overload set -------------------------------------------------------------
-#define SIMT_MINMAX(ret, a_t, b_t)                                                         \
-  inline ret min(a_t a, b_t b) { return static_cast<ret>(a) < static_cast<ret>(b) ? static_cast<ret>(a) : static_cast<ret>(b); } \
-  inline ret max(a_t a, b_t b) { return static_cast<ret>(a) > static_cast<ret>(b) ? static_cast<ret>(a) : static_cast<ret>(b); }
+// ---- min and max, CUDA's overload set -----------------------------------------------------------
+#define SIMT_MINMAX(ret, a_t, b_t)                                                                \
+  inline ret min(a_t a, b_t b) {                                                                  \
+    return static_cast<ret>(a) < static_cast<ret>(b) ? static_cast<ret>(a) : static_cast<ret>(b); \
+  }                                                                                               \
+  inline ret max(a_t a, b_t b) {                                                                  \
+    return static_cast<ret>(a) > static_cast<ret>(b) ? static_cast<ret>(a) : static_cast<ret>(b); \
+  }
 SIMT_MINMAX(int, int, int)
 SIMT_MINMAX(unsigned, unsigned, unsigned)
 SIMT_MINMAX(unsigned, int, unsigned)
@@ -532,22 +570,56 @@ inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
 inline unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
 inline long long llmin(long long a, long long b) { return a < b ? a : b; }
 inline long long llmax(long long a, long long b) { return a > b ? a : b; }
-inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
-inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+inline unsigned long long ullmin(unsigned long long a, unsigned long long b) {
+  return a < b ? a : b;
+}
+inline unsigned long long ullmax(unsigned long long a, unsigned long long b) {
+  return a > b ? a : b;
+}
 
-// ---- cached loads and stores: plain accesses on the host ------------------------------------------
-template <typename T> inline T __ldg(const T* p) { return *p; }
-template <typename T> inline T __ldcg(const T* p) { return *p; }
-template <typename T> inline T __ldca(const T* p) { return *p; }
-template <typename T> inline T __ldcs(const T* p) { return *p; }
-template <typename T> inline T __ldlu(const T* p) { return *p; }
-template <typename T> inline T __ldcv(const T* p) { return *p; }
-template <typename T> inline void __stcg(T* p, T v) { *p = v; }
-template <typename T> inline void __stcs(T* p, T v) { *p = v; }
-template <typename T> inline void __stwb(T* p, T v) { *p = v; }
-template <typename T> inline void __stwt(T* p, T v) { *p = v; }
+// ---- cached loads and stores: plain accesses on the host ----------------------------------------
+template <typename T>
+inline T __ldg(const T* p) {
+  return *p;
+}
+template <typename T>
+inline T __ldcg(const T* p) {
+  return *p;
+}
+template <typename T>
+inline T __ldca(const T* p) {
+  return *p;
+}
+template <typename T>
+inline T __ldcs(const T* p) {
+  return *p;
+}
+template <typename T>
+inline T __ldlu(const T* p) {
+  return *p;
+}
+template <typename T>
+inline T __ldcv(const T* p) {
+  return *p;
+}
+template <typename T>
+inline void __stcg(T* p, T v) {
+  *p = v;
+}
+template <typename T>
+inline void __stcs(T* p, T v) {
+  *p = v;
+}
+template <typename T>
+inline void __stwb(T* p, T v) {
+  *p = v;
+}
+template <typename T>
+inline void __stwt(T* p, T v) {
+  *p = v;
+}
 
-// ---- host API overloads cuda_runtime.h would add --------------------------------------------------
+// ---- host API overloads cuda_runtime.h would add ------------------------------------------------
 template <typename T>
 inline cudaError_t cudaFuncSetAttribute(T* entry, cudaFuncAttribute attr, int value) {
   return ::cudaFuncSetAttribute(reinterpret_cast<const void*>(entry), attr, value);
@@ -570,8 +642,7 @@ inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t c
   return ::cudaMemcpyToSymbol(static_cast<const void*>(&symbol), src, count, offset, kind);
 }
 template <typename T>
-inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count,
-                                        size_t offset = 0,
+inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
                                         cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
   if (offset > sizeof(T) || count > sizeof(T) - offset) {
     return simt::detail::api_error(cudaErrorInvalidValue,

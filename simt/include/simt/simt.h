@@ -39,7 +39,7 @@ inline void launch(void (*kernel)(P...), dim3 grid, dim3 block, std::size_t smem
 }  // namespace simt
 
 // Every extern __shared__ array starts at the block's dynamic shared memory.
-#define SIMT_DYNAMIC_SHARED(T, name)                                          \
+#define SIMT_DYNAMIC_SHARED(T, name)                                         \
   extern __shared__ __align__(16) unsigned char name##_simt_dynamic_smem_[]; \
   T* name = reinterpret_cast<T*>(name##_simt_dynamic_smem_)
 
