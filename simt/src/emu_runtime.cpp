@@ -13,6 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include "fiber.h"
 #include "runtime.h"
 
@@ -157,9 +160,12 @@ struct Warp {
   std::uint64_t result[kWarpSize];
 };
 
+void watch_stack_overflows();
+
 class Worker {
  public:
   Worker() {
+    watch_stack_overflows();
     context_init_thread(&main_);
     shared_ = static_cast<unsigned char*>(std::aligned_alloc(128, kMaxDynamicSharedOptIn));
   }
@@ -183,6 +189,12 @@ class Worker {
     leave_failed();
   }
   unsigned char* shared() const { return shared_; }
+  bool guard_hit(const void* address) const {
+    for (const auto& stack : stacks_) {
+      if (stack->guard_contains(address)) return true;
+    }
+    return false;
+  }
 
  private:
   static void fiber_entry(void* self);
@@ -217,6 +229,44 @@ class Worker {
 };
 
 thread_local Worker* t_running = nullptr;  // the worker whose block runs on this thread
+
+// A fault in a fiber's guard page is a stack overflow: say so before the default action (ASan
+// has its own report). The handler runs on an alternate stack, since the fiber's is exhausted.
+#if !defined(__SANITIZE_ADDRESS__)
+struct sigaction previous_segv;
+
+void on_segv(int, siginfo_t* info, void*) {
+  const Worker* worker = t_running;
+  if (worker != nullptr && worker->guard_hit(info->si_addr)) {
+    static const char kMessage[] =
+        "simt: a CUDA thread overflowed its fiber stack: use less local memory per thread or "
+        "raise SIMT_STACK_KB\n";
+    [[maybe_unused]] const ssize_t written = write(2, kMessage, sizeof kMessage - 1);
+  }
+  sigaction(SIGSEGV, &previous_segv, nullptr);  // the faulting access repeats under it
+}
+
+void watch_stack_overflows() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction action {};
+    action.sa_sigaction = &on_segv;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &previous_segv);
+  });
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE)) {
+    static thread_local std::vector<char> alternate(64 * 1024);
+    stack_t ss{};
+    ss.ss_sp = alternate.data();
+    ss.ss_size = alternate.size();
+    sigaltstack(&ss, nullptr);
+  }
+}
+#else
+void watch_stack_overflows() {}
+#endif
 
 Worker& this_worker() {
   thread_local Worker worker;

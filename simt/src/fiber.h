@@ -23,6 +23,10 @@ class FiberStack {
 
   char* bottom() const { return bottom_; }
   std::size_t size() const { return size_; }
+  // Whether p lies in the guard page below the stack (where an overflow faults).
+  bool guard_contains(const void* p) const {
+    return static_cast<const char*>(p) >= mapping_ && static_cast<const char*>(p) < bottom_;
+  }
   // Forgets the frames of a fiber that was abandoned mid-run (ASan's stack poisoning).
   void forget_frames();
 

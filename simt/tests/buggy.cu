@@ -109,3 +109,17 @@ __global__ void off_by_one_kernel(float* out, int n) {
 void launch_off_by_one(float* out, int n, cudaStream_t stream) {
   simt::launch(off_by_one_kernel, (n + 1 + 63) / 64, 64, 0, stream, out, n);
 }
+
+// Unbounded recursion with a large frame: the fiber's stack overflows into its guard page.
+__device__ float deep(volatile float* sink, int depth) {
+  volatile float frame[256];
+  frame[depth % 256] = static_cast<float>(depth);
+  if (depth > 1000000) return frame[0];
+  return deep(sink, depth + 1) + frame[depth % 256];
+}
+
+__global__ void stack_overflow_kernel(float* out) { out[threadIdx.x] = deep(out, 0); }
+
+void launch_stack_overflow(float* out, cudaStream_t stream) {
+  simt::launch(stack_overflow_kernel, 1, 1, 0, stream, out);
+}

@@ -74,3 +74,4 @@ void launch_uninitialised_shared(float* out, int n, cudaStream_t stream);
 void launch_trap(int* data, cudaStream_t stream);
 void launch_huge_block(float* data, cudaStream_t stream);
 void launch_off_by_one(float* out, int n, cudaStream_t stream);
+void launch_stack_overflow(float* out, cudaStream_t stream);

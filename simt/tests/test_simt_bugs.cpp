@@ -168,4 +168,15 @@ TEST_F(Bugs, CopyPastTheEndOfAnAllocation) {
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
 }
 
+TEST(BugsDeathTest, FiberStackOverflowIsNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        float* out = nullptr;
+        cudaMalloc(reinterpret_cast<void**>(&out), sizeof(float));
+        launch_stack_overflow(out, nullptr);
+      },
+      "overflowed its fiber stack|stack-overflow");
+}
+
 }  // namespace
