@@ -511,6 +511,9 @@ cudaError_t cudaDeviceReset() {
     if (s->device == device) s->queue.clear();
   }
   dev.legacy->queue.clear();
+  for (CUevent_st* e : shim().events) {
+    if (e->device == device) e->pending = false;  // their records were dropped with the queues
+  }
   auto& allocations = shim().allocations;
   for (auto it = allocations.begin(); it != allocations.end();) {
     if (it->second.device == device && !it->second.pinned) {
@@ -801,6 +804,52 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t count, cudaStream_t str
         return cudaSuccess;
       },
       "cudaMemsetAsync");
+}
+
+namespace {
+
+cudaError_t copy_peer(const char* api, void* dst, int dst_device, const void* src, int src_device,
+                      size_t count, cudaStream_t stream, bool async) {
+  Lock lock(shim().mutex);
+  if (auto e = sticky_error()) return e;
+  if (count == 0) return cudaSuccess;
+  const int n = static_cast<int>(shim().devices.size());
+  if (dst_device < 0 || dst_device >= n || src_device < 0 || src_device >= n) {
+    return fail(cudaErrorInvalidDevice, std::string(api) + ": no such device");
+  }
+  if (auto e = simt::detail::check_copy(api, dst, count, src, count, cudaMemcpyDeviceToDevice)) {
+    return e;
+  }
+  std::size_t off = 0;
+  if (simt::detail::find_allocation(dst, &off)->device != dst_device ||
+      simt::detail::find_allocation(src, &off)->device != src_device) {
+    return fail(cudaErrorInvalidValue,
+                std::string(api) + ": a pointer does not belong to the device named with it");
+  }
+  CUstream_st* s = simt::detail::resolve(stream);
+  if (s == nullptr)
+    return fail(cudaErrorInvalidResourceHandle, std::string(api) + ": invalid stream");
+  auto work = [=] {
+    std::memmove(dst, src, count);
+    return cudaSuccess;
+  };
+  if (async) return simt::detail::submit(s, work, api);
+  if (auto e = simt::detail::check_capture_safe(api)) return e;
+  if (auto e = simt::detail::flush_device(dst_device)) return e;
+  if (auto e = simt::detail::flush_device(src_device)) return e;
+  return work();
+}
+
+}  // namespace
+
+cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device,
+                           size_t count) {
+  return copy_peer("cudaMemcpyPeer", dst, dst_device, src, src_device, count, nullptr, false);
+}
+
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device,
+                                size_t count, cudaStream_t stream) {
+  return copy_peer("cudaMemcpyPeerAsync", dst, dst_device, src, src_device, count, stream, true);
 }
 
 // Symbols (__constant__ and __device__ variables) are ordinary host objects here.

@@ -151,6 +151,7 @@ cudaError_t flush(CUstream_st* s) {
 }
 
 cudaError_t flush_blocking(int device) {
+  if (!shim().defer) return cudaSuccess;  // eager streams hold no work
   cudaError_t first = flush(shim().devices[device].legacy.get());
   for (CUstream_st* s : device_streams(device)) {
     if (!blocking(s)) continue;
@@ -161,6 +162,7 @@ cudaError_t flush_blocking(int device) {
 }
 
 cudaError_t flush_device(int device) {
+  if (!shim().defer) return cudaSuccess;
   cudaError_t first = flush(shim().devices[device].legacy.get());
   for (CUstream_st* s : device_streams(device)) {
     const cudaError_t e = flush(s);

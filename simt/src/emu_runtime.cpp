@@ -189,6 +189,7 @@ class Worker {
     leave_failed();
   }
   unsigned char* shared() const { return shared_; }
+  std::string where_block() const;
   bool guard_hit(const void* address) const {
     for (const auto& stack : stacks_) {
       if (stack->guard_contains(address)) return true;
@@ -203,7 +204,6 @@ class Worker {
   void switch_away(bool exiting);
   void complete(Warp& warp, std::uint32_t mask, int warp_index);
   std::string deadlock_message() const;
-  std::string where_block() const;
   void shuffle_order();
 
   Context main_;
@@ -792,8 +792,10 @@ void yield_thread() { running_worker("__nanosleep").yield(); }
 unsigned char* dynamic_shared_memory() { return running_worker("SIMT_DYNAMIC_SHARED").shared(); }
 
 void trap(const std::source_location& where) {
-  running_worker("__trap").fail(
-      [&] { return "__trap() at " + site(where) + " in " + where.function_name(); });
+  Worker& w = running_worker("__trap");
+  w.fail([&] {
+    return "__trap() at " + site(where) + " in " + where.function_name() + w.where_block();
+  });
 }
 
 long long clock_ticks() {

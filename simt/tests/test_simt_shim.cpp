@@ -2,6 +2,7 @@
 // pointer attributes, devices and their properties, errors, launch validation.
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <thread>
 
 #include "test_util.h"
@@ -174,6 +175,27 @@ TEST_F(Shim, DevicesAndProperties) {
   EXPECT_EQ(version, CUDART_VERSION);
   ASSERT_CUDA(cudaDriverGetVersion(&version));
   EXPECT_GE(version, CUDART_VERSION);
+  cudaGetLastError();
+}
+
+TEST_F(Shim, PeerCopiesBetweenDevices) {
+  int can = 0;
+  ASSERT_CUDA(cudaDeviceCanAccessPeer(&can, 0, 1));
+  EXPECT_EQ(can, 1);
+  std::vector<int> host(16);
+  std::iota(host.begin(), host.end(), 5);
+  DeviceBuffer<int> on0(host);
+  ASSERT_CUDA(cudaSetDevice(1));
+  int* on1 = nullptr;
+  ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&on1), 64));
+  ASSERT_CUDA(cudaMemcpyPeer(on1, 1, on0.get(), 0, 64));
+  EXPECT_EQ(cudaMemcpyPeer(on1, 0, on0.get(), 0, 64), cudaErrorInvalidValue);  // wrong device
+  EXPECT_EQ(cudaMemcpyPeer(on1, 1, on0.get(), 0, 65), cudaErrorInvalidValue);  // past the end
+  std::vector<int> back(16);
+  ASSERT_CUDA(cudaMemcpy(back.data(), on1, 64, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(back, host);
+  ASSERT_CUDA(cudaFree(on1));
+  ASSERT_CUDA(cudaSetDevice(0));
   cudaGetLastError();
 }
 
