@@ -123,3 +123,21 @@ __global__ void stack_overflow_kernel(float* out) { out[threadIdx.x] = deep(out,
 void launch_stack_overflow(float* out, cudaStream_t stream) {
   simt::launch(stack_overflow_kernel, 1, 1, 0, stream, out);
 }
+
+// Every lane passes mask 0x1: lanes 1-31 are not in their own mask.
+__global__ void caller_outside_mask_kernel(int* data) {
+  data[threadIdx.x] = __shfl_sync(0x1u, data[threadIdx.x], 0);
+}
+
+void launch_caller_outside_mask(int* data, cudaStream_t stream) {
+  simt::launch(caller_outside_mask_kernel, 1, 32, 0, stream, data);
+}
+
+// A block of 16 threads: the full mask names 16 lanes that do not exist.
+__global__ void mask_beyond_block_kernel(int* data) {
+  data[threadIdx.x] = __shfl_xor_sync(0xffffffffu, data[threadIdx.x], 1);
+}
+
+void launch_mask_beyond_block(int* data, cudaStream_t stream) {
+  simt::launch(mask_beyond_block_kernel, 1, 16, 0, stream, data);
+}

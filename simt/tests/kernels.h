@@ -75,3 +75,5 @@ void launch_trap(int* data, cudaStream_t stream);
 void launch_huge_block(float* data, cudaStream_t stream);
 void launch_off_by_one(float* out, int n, cudaStream_t stream);
 void launch_stack_overflow(float* out, cudaStream_t stream);
+void launch_caller_outside_mask(int* data, cudaStream_t stream);
+void launch_mask_beyond_block(int* data, cudaStream_t stream);

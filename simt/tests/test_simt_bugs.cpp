@@ -119,6 +119,22 @@ TEST_F(Bugs, MismatchedMasks) {
   EXPECT_NE(report.find("does not match lane"), std::string::npos) << report;
 }
 
+TEST_F(Bugs, CallerOutsideItsMask) {
+  DeviceBuffer<int> data(32);
+  const std::string report =
+      expect_launch_failure([&] { launch_caller_outside_mask(data.get(), nullptr); });
+  EXPECT_NE(report.find("is not in its own mask 0x00000001"), std::string::npos) << report;
+}
+
+TEST_F(Bugs, MaskNamingLanesThatDoNotExist) {
+  DeviceBuffer<int> data(16);
+  const std::string report =
+      expect_launch_failure([&] { launch_mask_beyond_block(data.get(), nullptr); });
+  EXPECT_NE(report.find("names lanes 0xffff0000 that do not exist (the warp has 16 lanes)"),
+            std::string::npos)
+      << report;
+}
+
 TEST_F(Bugs, UninitialisedDynamicSharedMemoryReadsNaN) {
   const int n = 64;
   DeviceBuffer<float> out(n);

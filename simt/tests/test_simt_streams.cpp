@@ -139,6 +139,36 @@ TEST_F(Streams, HostFunctionsRunInStreamOrder) {
   ASSERT_CUDA(cudaStreamDestroy(s));
 }
 
+TEST_F(Streams, StreamOrderedAllocation) {
+  for (bool deferred : {false, true}) {
+    simt::set_deferred_streams(deferred);
+    cudaStream_t s;
+    ASSERT_CUDA(cudaStreamCreate(&s));
+    DeviceBuffer<float> a(ramp(256));
+    size_t free0 = 0, free1 = 0, total = 0;
+    ASSERT_CUDA(cudaMemGetInfo(&free0, &total));
+    float* p = nullptr;
+    ASSERT_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&p), 256 * sizeof(float), s));
+    launch_add(a.get(), a.get(), p, 256, 1, 256, s);
+    std::vector<float> host(256);
+    ASSERT_CUDA(cudaMemcpyAsync(host.data(), p, sizeof(float) * 256, cudaMemcpyDeviceToHost, s));
+    ASSERT_CUDA(cudaFreeAsync(p, s));  // after the work queued before it
+    ASSERT_CUDA(cudaStreamSynchronize(s));
+    EXPECT_EQ(host[10], 2 * ramp(256)[10]);
+    ASSERT_CUDA(cudaMemGetInfo(&free1, &total));
+    EXPECT_EQ(free1, free0);
+    EXPECT_EQ(cudaFreeAsync(p, s), cudaErrorInvalidValue);  // freed already
+    ASSERT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    EXPECT_EQ(cudaMallocAsync(reinterpret_cast<void**>(&p), 64, s),
+              cudaErrorStreamCaptureUnsupported);  // not emulated
+    cudaGraph_t graph;
+    ASSERT_CUDA(cudaStreamEndCapture(s, &graph));
+    ASSERT_CUDA(cudaGraphDestroy(graph));
+    ASSERT_CUDA(cudaStreamDestroy(s));
+    cudaGetLastError();
+  }
+}
+
 // ---- graphs -------------------------------------------------------------------------------------
 
 class Graphs : public Streams {};
