@@ -69,8 +69,8 @@ void set_workers(int workers);
 int workers();
 // The readable description of the last failed call or kernel ("" when there was none).
 std::string last_error_message();
-// Holds stream work back until a synchronising call (default SIMT_DEFER_STREAMS=1), so that a
-// host reading results before synchronising sees stale data, as it may on a GPU.
+// Holds stream work back until a synchronising call (default: on if SIMT_DEFER_STREAMS=1), so
+// that a host reading results before synchronising sees stale data, as it may on a GPU.
 void set_deferred_streams(bool deferred);
 bool deferred_streams();
 
@@ -103,26 +103,13 @@ void invoke_packed(const void* p) {
   std::apply(packed.kernel, std::move(args));
 }
 
+// clang-format off
 enum class WarpOp : std::uint8_t {
-  kShflIdx,
-  kShflUp,
-  kShflDown,
-  kShflXor,
-  kBallot,
-  kAny,
-  kAll,
-  kSync,
-  kMatchAny,
-  kMatchAll,
-  kReduceAdd,
-  kReduceMin,
-  kReduceMax,
-  kReduceUMin,
-  kReduceUMax,
-  kReduceAnd,
-  kReduceOr,
-  kReduceXor,
+  kShflIdx, kShflUp, kShflDown, kShflXor,
+  kBallot, kAny, kAll, kSync, kMatchAny, kMatchAll,
+  kReduceAdd, kReduceMin, kReduceMax, kReduceUMin, kReduceUMax, kReduceAnd, kReduceOr, kReduceXor,
 };
+// clang-format on
 enum class BarrierOp : std::uint8_t { kPlain, kCount, kAnd, kOr };
 
 // The scheduler's entry points (src/emu_runtime.cpp). They must stay out of line: a call the
