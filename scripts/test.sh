@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up a machine, builds ember in Release and runs the tests: the CPU suite, then the packaging
+# Sets up a machine, builds ember in Release and runs the tests: the CPU suite, the SIMT emulator
+# suite (when the CUDA headers are present), then the packaging
 # check (find_package and add_subdirectory from a small consumer project).
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
@@ -50,6 +51,10 @@ run_label() {
 # A hung test must not hold the run for long: each one gets a default time limit.
 status=0
 run_label cpu -j2 --timeout 600 || status=1
+# The SIMT emulator's suite (emulated CUDA kernels); built whenever the CUDA headers are present.
+if [[ -f $build_dir/simt/libember_simt.a ]]; then
+  run_label sim -j2 --timeout 600 || status=1
+fi
 run_label package || status=1
 
 if ((status != 0)); then

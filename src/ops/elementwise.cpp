@@ -218,13 +218,8 @@ BinaryPlan plan_binary(const char* name, BinaryOp op, BinaryKind kind, const Ten
   return pl;
 }
 
-// True when any element of a bool tensor is set (reads it on the host; no reduction kernel).
-bool any_true(const Tensor& mask) {
-  for (bool v : mask.to_vector<bool>()) {
-    if (v) return true;
-  }
-  return false;
-}
+// True when any element of a bool tensor is set (one scalar comes back from the device).
+bool any_true(const Tensor& mask) { return mask.numel() > 0 && mask.any().item<bool>(); }
 
 void check_integer_divisor(const char* name, BinaryOp op, DType ct, const Tensor& b) {
   bool int_div = is_integral(ct, true) &&
