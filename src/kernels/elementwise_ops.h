@@ -253,12 +253,12 @@ EMBER_HD inline auto binary(T a, T b, const ElementwiseParams& p) {
     if constexpr (fp) {
       return std::pow(a, b);
     } else {
-      if (b < 0) {  // PyTorch: integer base to a negative power
-        if (a == 1) return T(1);
-        if constexpr (std::is_signed_v<T>) {
+      if constexpr (std::is_signed_v<T>) {
+        if (b < 0) {  // PyTorch: integer base to a negative power
+          if (a == 1) return T(1);
           if (a == T(-1)) return (b & 1) ? T(-1) : T(1);
+          return T(0);
         }
-        return T(0);
       }
       T r = 1, base = a;
       for (T e = b; e > 0; e >>= 1) {

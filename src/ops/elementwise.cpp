@@ -9,13 +9,6 @@ namespace ember {
 
 namespace {
 
-enum class Category { Undefined, Bool, Integral, Floating };
-
-Category category(DType t) {
-  if (t == kBool) return Category::Bool;
-  return is_floating_point(t) ? Category::Floating : Category::Integral;
-}
-
 // PyTorch's result_type: tensors with dims decide, 0-dim tensors and then Python-style scalars
 // only raise the result when they are of a higher category (bool < integer < float).
 struct ResultTypeState {

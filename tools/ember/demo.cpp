@@ -67,6 +67,12 @@ void run_ops(const Device& device) {
   show("x > 2", x > 2);
   show("where(x > 2, x, -1.)", where(x > 2, x, -1.0));
   show("x.sqrt().narrow(1, 1, 2)", x.sqrt().narrow(1, 1, 2));
+  show("x.matmul(x.t())", x.matmul(xt), "(2, 3) @ (3, 2) through BLAS");
+  show("x.sum({1})", x.sum({1}), "reduce a dim");
+  show("x.softmax(-1)", x.softmax(-1));
+  manual_seed(0);
+  show("randn({2, 3})  // manual_seed(0)", randn({2, 3}, TensorOptions().device(device)),
+       "Philox: the same on every device");
 }
 
 // Best time of `repeat` runs, in seconds. Reading one element back makes asynchronous devices
