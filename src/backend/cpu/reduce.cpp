@@ -9,18 +9,11 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_features.h"
 #include "backend/cpu/loops.h"
 #include "core/dispatch.h"
 #include "kernels/cast.h"
 #include "kernels/reduce_ops.h"
-
-// exp-bound loops get an AVX2+FMA clone picked at load time; the baseline stays SSE2.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
-    defined(__linux__)
-#define EMBER_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define EMBER_CPU_CLONES
-#endif
 
 namespace ember {
 
@@ -301,6 +294,48 @@ inline int64_t grain_for(int64_t work_per_item) {
   return std::max<int64_t>(1, cpu::kGrain / std::max<int64_t>(1, work_per_item));
 }
 
+// Runs compute(task, begin, end, acc, &out_offset, &count) over every task and stores the
+// results: whole reductions when the plan has one chunk, otherwise partials per (task, chunk)
+// combined in chunk order, so results do not depend on the thread count.
+template <class A, class Op, class Compute, class Store>
+void run_planned(const Plan& pl, int64_t n_red, const Op& op, Compute& compute, Store& store) {
+  if (pl.n_chunks == 1) {
+    parallel_for(pl.tasks, grain_for(n_red * pl.width), [&](int64_t begin, int64_t end) {
+      A acc[kBlock];
+      for (int64_t t = begin; t < end; ++t) {
+        int64_t off, nb;
+        compute(t, 0, n_red, acc, &off, &nb);
+        store(acc, off, nb);
+      }
+    });
+    return;
+  }
+  const int64_t items = pl.tasks * pl.n_chunks;
+  std::unique_ptr<A[]> part(new A[static_cast<size_t>(items * pl.width)]);
+  std::vector<int64_t> offs(static_cast<size_t>(pl.tasks)), nbs(static_cast<size_t>(pl.tasks));
+  parallel_for(items, grain_for(pl.chunk_len * pl.width), [&](int64_t begin, int64_t end) {
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t t = it / pl.n_chunks, c = it % pl.n_chunks;
+      const int64_t a = c * pl.chunk_len, b = std::min(n_red, a + pl.chunk_len);
+      int64_t off, nb;
+      compute(t, a, b, part.get() + it * pl.width, &off, &nb);
+      if (c == 0) {
+        offs[t] = off;
+        nbs[t] = nb;
+      }
+    }
+  });
+  for (int64_t t = 0; t < pl.tasks; ++t) {
+    A* acc = part.get() + t * pl.n_chunks * pl.width;
+    for (int64_t c = 1; c < pl.n_chunks; ++c) {
+      const A* p = acc + c * pl.width;
+      for (int64_t j = 0; j < nbs[t]; ++j) acc[j] = op.combine(acc[j], p[j]);
+    }
+    store(acc, offs[t], nbs[t]);
+  }
+
+}
+
 // ---- reduce -------------------------------------------------------------------------------------
 
 template <class F, class T, class O>
@@ -383,41 +418,8 @@ void run_reduce(const F& op, const Geometry& g, const T* in, O* out) {
       });
       return;
     }
-    parallel_for(pl.tasks, grain_for(g.n_red * pl.width), [&](int64_t begin, int64_t end) {
-      A acc[kBlock];
-      for (int64_t t = begin; t < end; ++t) {
-        int64_t off, nb;
-        compute(t, 0, g.n_red, acc, &off, &nb);
-        store(acc, off, nb);
-      }
-    });
-    return;
   }
-
-  // Split reduction: partials per (task, chunk), combined in chunk order.
-  const int64_t items = pl.tasks * pl.n_chunks;
-  std::unique_ptr<A[]> part(new A[static_cast<size_t>(items * pl.width)]);
-  std::vector<int64_t> offs(static_cast<size_t>(pl.tasks)), nbs(static_cast<size_t>(pl.tasks));
-  parallel_for(items, grain_for(pl.chunk_len * pl.width), [&](int64_t begin, int64_t end) {
-    for (int64_t it = begin; it < end; ++it) {
-      const int64_t t = it / pl.n_chunks, c = it % pl.n_chunks;
-      const int64_t a = c * pl.chunk_len, b = std::min(g.n_red, a + pl.chunk_len);
-      int64_t off, nb;
-      compute(t, a, b, part.get() + it * pl.width, &off, &nb);
-      if (c == 0) {
-        offs[t] = off;
-        nbs[t] = nb;
-      }
-    }
-  });
-  for (int64_t t = 0; t < pl.tasks; ++t) {
-    A* acc = part.get() + t * pl.n_chunks * pl.width;
-    for (int64_t c = 1; c < pl.n_chunks; ++c) {
-      const A* p = acc + c * pl.width;
-      for (int64_t j = 0; j < nbs[t]; ++j) acc[j] = op.combine(acc[j], p[j]);
-    }
-    store(acc, offs[t], nbs[t]);
-  }
+  run_planned<A>(pl, g.n_red, op, compute, store);
 }
 
 // ---- max/min with index -------------------------------------------------------------------------
@@ -506,40 +508,7 @@ void run_arg_reduce(const Geometry& g, const T* in, T* values, int64_t* indices)
     }
   };
 
-  const int64_t items = pl.tasks * pl.n_chunks;
-  if (pl.n_chunks == 1) {
-    parallel_for(items, grain_for(g.n_red * pl.width), [&](int64_t begin, int64_t end) {
-      A acc[kBlock];
-      for (int64_t t = begin; t < end; ++t) {
-        int64_t off, nb;
-        compute(t, 0, g.n_red, acc, &off, &nb);
-        store(acc, off, nb);
-      }
-    });
-    return;
-  }
-  std::unique_ptr<A[]> part(new A[static_cast<size_t>(items * pl.width)]);
-  std::vector<int64_t> offs(static_cast<size_t>(pl.tasks)), nbs(static_cast<size_t>(pl.tasks));
-  parallel_for(items, grain_for(pl.chunk_len * pl.width), [&](int64_t begin, int64_t end) {
-    for (int64_t it = begin; it < end; ++it) {
-      const int64_t t = it / pl.n_chunks, c = it % pl.n_chunks;
-      const int64_t a = c * pl.chunk_len, b = std::min(g.n_red, a + pl.chunk_len);
-      int64_t off, nb;
-      compute(t, a, b, part.get() + it * pl.width, &off, &nb);
-      if (c == 0) {
-        offs[t] = off;
-        nbs[t] = nb;
-      }
-    }
-  });
-  for (int64_t t = 0; t < pl.tasks; ++t) {
-    A* acc = part.get() + t * pl.n_chunks * pl.width;
-    for (int64_t c = 1; c < pl.n_chunks; ++c) {
-      const A* p = acc + c * pl.width;
-      for (int64_t j = 0; j < nbs[t]; ++j) acc[j] = op.combine(acc[j], p[j]);
-    }
-    store(acc, offs[t], nbs[t]);
-  }
+  run_planned<A>(pl, g.n_red, op, compute, store);
 }
 
 // ---- scans --------------------------------------------------------------------------------------
