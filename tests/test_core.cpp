@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/cpu/cpu_backend.h"
 #include "ember/ember.h"
 
 using namespace ember;
@@ -379,4 +380,30 @@ TEST(Threads, ParallelForCoversRangeAndPropagatesErrors) {
   Tensor one = sin(a) + a;
   EXPECT_TRUE(equal(one, two));
   set_num_threads(old);
+}
+
+// ---- host allocator ---------------------------------------------------------------------------
+
+TEST(HostAllocator, ReusesLargeBlocksAndPoisonsThem) {
+  void* first;
+  {
+    Tensor a = empty({1 << 20});  // 4 MiB: cached after free
+    first = a.data_ptr();
+  }
+  Tensor b = empty({1 << 20});
+  EXPECT_EQ(b.data_ptr(), first);  // the freed block came back without a fresh mmap
+  b.fill_(1);
+  b = Tensor();
+  set_cpu_alloc_poison(true, 0xFF);
+  Tensor c = empty({1 << 20});
+  set_cpu_alloc_poison(false);
+  EXPECT_TRUE(std::isnan(c.to_vector<float>()[12345]));  // reused memory is poisoned too
+  // Nearby sizes share a size class; the cache can be emptied.
+  c = Tensor();
+  Tensor d = empty({(1 << 20) - 1000});
+  EXPECT_EQ(d.data_ptr(), first);
+  d = Tensor();
+  cpu_empty_cache();
+  Tensor e = ones({1 << 20});
+  EXPECT_EQ(e.sum().item<float>(), float(1 << 20));
 }

@@ -54,4 +54,8 @@ CpuBackend& cpu_backend();
 // that leaves an output element unwritten is caught by comparing against a reference.
 void set_cpu_alloc_poison(bool enabled, uint8_t pattern = 0xFF);
 
+// Returns every cached host block (1 MiB and larger blocks are kept after free for reuse, up to
+// 1 GiB in all) to the system.
+void cpu_empty_cache();
+
 }  // namespace ember
