@@ -306,6 +306,114 @@ TEST(CachingAllocator, EmptyCacheReturnsMemory) {
   EXPECT_TRUE(a.snapshot().empty());
 }
 
+// The table torch.cuda.memory_summary prints for the same statistics (title aside).
+const char* const kGoldenSummary[] = {
+    "|===========================================================================|",
+    "|                   ember CUDA memory summary, device ID 3                  |",
+    "|---------------------------------------------------------------------------|",
+    "|            CUDA OOMs: 1            |        cudaMalloc retries: 1         |",
+    "|===========================================================================|",
+    "|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |",
+    "|---------------------------------------------------------------------------|",
+    "| Allocated memory      |    900 MiB |    903 MiB |    903 MiB |   3073 KiB |",
+    "|       from large pool |    900 MiB |    903 MiB |    903 MiB |   3072 KiB |",
+    "|       from small pool |      0 MiB |      0 MiB |      0 MiB |      1 KiB |",
+    "|---------------------------------------------------------------------------|",
+    "| Active memory         |    900 MiB |    903 MiB |    903 MiB |   3073 KiB |",
+    "|       from large pool |    900 MiB |    903 MiB |    903 MiB |   3072 KiB |",
+    "|       from small pool |      0 MiB |      0 MiB |      0 MiB |      1 KiB |",
+    "|---------------------------------------------------------------------------|",
+    "| Requested memory      |    900 MiB |    903 MiB |    903 MiB |   3072 KiB |",
+    "|       from large pool |    900 MiB |    903 MiB |    903 MiB |   3072 KiB |",
+    "|       from small pool |      0 MiB |      0 MiB |      0 MiB |      0 KiB |",
+    "|---------------------------------------------------------------------------|",
+    "| GPU reserved memory   |    922 MiB |    922 MiB |    922 MiB |      0 B   |",
+    "|       from large pool |    920 MiB |    920 MiB |    920 MiB |      0 B   |",
+    "|       from small pool |      2 MiB |      2 MiB |      2 MiB |      0 B   |",
+    "|---------------------------------------------------------------------------|",
+    "| Non-releasable memory |   2047 KiB |  19455 KiB |  19456 KiB |  17408 KiB |",
+    "|       from large pool |      0 KiB |  17408 KiB |  17408 KiB |  17408 KiB |",
+    "|       from small pool |   2047 KiB |   2047 KiB |   2048 KiB |      0 KiB |",
+    "|---------------------------------------------------------------------------|",
+    "| Allocations           |       2    |       4    |       4    |       2    |",
+    "|       from large pool |       1    |       2    |       2    |       1    |",
+    "|       from small pool |       1    |       2    |       2    |       1    |",
+    "|---------------------------------------------------------------------------|",
+    "| Active allocs         |       2    |       4    |       4    |       2    |",
+    "|       from large pool |       1    |       2    |       2    |       1    |",
+    "|       from small pool |       1    |       2    |       2    |       1    |",
+    "|---------------------------------------------------------------------------|",
+    "| GPU reserved segments |       3    |       3    |       3    |       0    |",
+    "|       from large pool |       2    |       2    |       2    |       0    |",
+    "|       from small pool |       1    |       1    |       1    |       0    |",
+    "|---------------------------------------------------------------------------|",
+    "| Non-releasable allocs |       2    |       3    |       3    |       1    |",
+    "|       from large pool |       0    |       1    |       1    |       1    |",
+    "|       from small pool |       2    |       2    |       2    |       0    |",
+    "|---------------------------------------------------------------------------|",
+    "| Oversize allocations  |       0    |       0    |       0    |       0    |",
+    "|---------------------------------------------------------------------------|",
+    "| Oversize GPU segments |       0    |       0    |       0    |       0    |",
+    "|===========================================================================|",
+};
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+    out.push_back(text.substr(start, nl - start));
+  }
+  EXPECT_EQ(start, text.size()) << "the table ends with a newline";
+  return out;
+}
+
+TEST(CachingAllocator, MemorySummaryGolden) {
+  FakeDevice dev(2000 * MiB);
+  CachingAllocator a(3, dev);
+  void* s1 = a.malloc(1000);
+  void* l1 = a.malloc(3 * MiB);
+  a.malloc(900 * MiB);
+  a.malloc(200);
+  a.free(s1);
+  EXPECT_THROW(a.malloc(1500 * MiB, 1), ember::OutOfMemoryError);
+  a.free(l1);
+  const std::vector<std::string> lines = split_lines(a.memory_summary());
+  const std::size_t n = sizeof(kGoldenSummary) / sizeof(kGoldenSummary[0]);
+  ASSERT_EQ(lines.size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(lines[i], kGoldenSummary[i]) << "line " << i;
+    EXPECT_EQ(lines[i].size(), 77u) << "line " << i;
+  }
+  // Abbreviated: the same table without the per-pool rows.
+  std::vector<std::string> expected;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::string(kGoldenSummary[i]).find("from ") == std::string::npos) {
+      expected.push_back(kGoldenSummary[i]);
+    }
+  }
+  EXPECT_EQ(split_lines(a.memory_summary(true)), expected);
+}
+
+TEST(CachingAllocator, MemorySummaryUnits) {
+  std::map<std::string, std::int64_t> s;  // missing keys read as 0
+  s["allocated_bytes.all.current"] = 4781506560;     // 4560 MiB
+  s["allocated_bytes.all.peak"] = 805306368;         // 768 MiB: steps up exactly at 768
+  s["allocated_bytes.all.allocated"] = 786431;       // one byte under 768 KiB stays in B
+  s["allocated_bytes.all.freed"] = 1234567890123;    // GiB
+  s["allocated_bytes.small_pool.current"] = 1 << 20;  // in the row's unit, MiB
+  s["allocation.all.current"] = 749999;
+  s["allocation.all.peak"] = 750000;
+  s["allocation.all.allocated"] = 2500000000;
+  s["allocation.all.freed"] = 12;
+  s["num_ooms"] = 2;
+  const std::vector<std::string> lines = split_lines(format_memory_summary(s, 0, false));
+  EXPECT_EQ(lines[1], "|                   ember CUDA memory summary, device ID 0                  |");
+  EXPECT_EQ(lines[3], "|            CUDA OOMs: 2            |        cudaMalloc retries: 0         |");
+  EXPECT_EQ(lines[7], "| Allocated memory      |   4560 MiB |    768 MiB | 786431 B   |   1149 GiB |");
+  EXPECT_EQ(lines[9], "|       from small pool |      1 MiB |      0 MiB |      0 B   |      0 GiB |");
+  EXPECT_EQ(lines[27], "| Allocations           |  749999    |     750 K  |    2500 M  |      12    |");
+}
+
 TEST(CachingAllocator, MaxSplitSize) {
   FakeDevice dev(100 * MiB);
   CachingAllocator a(0, dev, AllocatorOptions{40 * MiB});

@@ -139,7 +139,7 @@ std::string format_memory_summary(const std::map<std::string, std::int64_t>& sta
   };
 
   line(rule_eq);
-  line(std::string(17, ' ') + " ember CUDA memory summary, device ID " +
+  line(std::string(18, ' ') + " ember CUDA memory summary, device ID " +
        pad_right(std::to_string(device), 18) + " ");
   line(rule);
   line("  " + std::string(9, ' ') + " CUDA OOMs: " +
