@@ -407,11 +407,16 @@ TEST(CachingAllocator, MemorySummaryUnits) {
   s["allocation.all.freed"] = 12;
   s["num_ooms"] = 2;
   const std::vector<std::string> lines = split_lines(format_memory_summary(s, 0, false));
-  EXPECT_EQ(lines[1], "|                   ember CUDA memory summary, device ID 0                  |");
-  EXPECT_EQ(lines[3], "|            CUDA OOMs: 2            |        cudaMalloc retries: 0         |");
-  EXPECT_EQ(lines[7], "| Allocated memory      |   4560 MiB |    768 MiB | 786431 B   |   1149 GiB |");
-  EXPECT_EQ(lines[9], "|       from small pool |      1 MiB |      0 MiB |      0 B   |      0 GiB |");
-  EXPECT_EQ(lines[27], "| Allocations           |  749999    |     750 K  |    2500 M  |      12    |");
+  EXPECT_EQ(lines[1],
+            "|                   ember CUDA memory summary, device ID 0                  |");
+  EXPECT_EQ(lines[3],
+            "|            CUDA OOMs: 2            |        cudaMalloc retries: 0         |");
+  EXPECT_EQ(lines[7],
+            "| Allocated memory      |   4560 MiB |    768 MiB | 786431 B   |   1149 GiB |");
+  EXPECT_EQ(lines[9],
+            "|       from small pool |      1 MiB |      0 MiB |      0 B   |      0 GiB |");
+  EXPECT_EQ(lines[27],
+            "| Allocations           |  749999    |     750 K  |    2500 M  |      12    |");
 }
 
 TEST(CachingAllocator, MaxSplitSize) {
@@ -439,7 +444,8 @@ TEST(CachingAllocator, MaxSplitSize) {
   // A large request takes one within 20 MiB of its size, whole.
   void* r = a.malloc(42 * MiB);
   EXPECT_EQ(dev.mallocs.size(), 4u);
-  EXPECT_EQ(a.memory_stats()["allocated_bytes.all.current"], (int64_t)(20 * MiB + 4 * MiB + 44 * MiB));
+  EXPECT_EQ(a.memory_stats()["allocated_bytes.all.current"],
+            (int64_t)(20 * MiB + 4 * MiB + 44 * MiB));
   a.free(q);
   a.free(r);
   a.free(mid);

@@ -57,7 +57,9 @@ CachingAllocator::~CachingAllocator() {
   // Collect segment heads first: releasing deletes blocks.
   std::vector<Block*> all;
   for (auto& [ptr, b] : allocated_blocks_) all.push_back(b);
-  for_each_pool([&](const BlockPool& pool) { all.insert(all.end(), pool.blocks.begin(), pool.blocks.end()); });
+  for_each_pool([&](const BlockPool& pool) {
+    all.insert(all.end(), pool.blocks.begin(), pool.blocks.end());
+  });
   for (Block* b : all) {
     if (b->prev != nullptr) continue;
     std::size_t total = 0;
@@ -220,7 +222,9 @@ void CachingAllocator::raise_oom(std::size_t alloc_size) {
     }
   }
   for (const BlockPool* bp : {&large_, &small_}) {
-    for (const Block* b : bp->blocks) r.largest_free_block = std::max(r.largest_free_block, b->size);
+    for (const Block* b : bp->blocks) {
+      r.largest_free_block = std::max(r.largest_free_block, b->size);
+    }
   }
   throw OutOfMemoryError(format_oom_message(r));
 }

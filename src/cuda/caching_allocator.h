@@ -95,7 +95,8 @@ class CachingAllocator {
   // Releases every unused cached segment to the raw allocator.
   void empty_cache();
 
-  // Caps this allocator at fraction * total device memory (torch.cuda.set_per_process_memory_fraction).
+  // Caps this allocator at fraction * total device memory
+  // (torch.cuda.set_per_process_memory_fraction).
   void set_memory_fraction(double fraction);
 
   // PyTorch's keys: "{stat}.{all,large_pool,small_pool}.{current,peak,allocated,freed}" for
