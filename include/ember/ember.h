@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ember/device.h"
+#include "ember/cuda.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/half.h"
