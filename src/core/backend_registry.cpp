@@ -26,8 +26,9 @@ Backend& backend(DeviceType type) {
   }
   // A build with CUDA still runs on machines without a GPU or driver; only cuda tensors fail.
   if (cuda::device_count() == 0) {
-    throw Error("[cuda] no CUDA device is available (no GPU or no CUDA driver was found): "
-                "cuda tensors cannot be created on this machine");
+    throw Error(
+        "[cuda] no CUDA device is available (no GPU or no CUDA driver was found): "
+        "cuda tensors cannot be created on this machine");
   }
   return *b;
 }

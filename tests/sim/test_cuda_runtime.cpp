@@ -134,8 +134,7 @@ TEST(CudaSim, NonContiguousAndBroadcast) {
   // Filling a strided view leaves the rest untouched.
   Tensor f = zeros({3, 4}, TensorOptions().device(Device("cuda")));
   f.slice(1, 0, 4, 2).fill_(5);
-  EXPECT_EQ(f.cpu().to_vector<float>(),
-            (std::vector<float>{5, 0, 5, 0, 5, 0, 5, 0, 5, 0, 5, 0}));
+  EXPECT_EQ(f.cpu().to_vector<float>(), (std::vector<float>{5, 0, 5, 0, 5, 0, 5, 0, 5, 0, 5, 0}));
 }
 
 TEST(CudaSim, EmptyAndScalar) {

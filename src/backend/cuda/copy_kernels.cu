@@ -1,9 +1,8 @@
 // Data-movement kernels: strided copy and fill, by element size (dtype-agnostic).
 #include <cstring>
 
-#include "simt/simt.h"
-
 #include "backend/cuda/copy_kernels.h"
+#include "simt/simt.h"
 
 namespace ember::cuda_kernels {
 
@@ -62,8 +61,8 @@ cudaError_t fill_as(void* dst, uint64_t pattern, int64_t n, const StridedLayout&
                     cudaStream_t stream) {
   T value;
   std::memcpy(&value, &pattern, sizeof(T));  // little-endian: the low bytes hold the value
-  simt::launch(fill_kernel<T>, grid_for(n), dim3(kBlock), 0, stream, static_cast<T*>(dst), value,
-               n, l);
+  simt::launch(fill_kernel<T>, grid_for(n), dim3(kBlock), 0, stream, static_cast<T*>(dst), value, n,
+               l);
   return cudaGetLastError();
 }
 
@@ -73,11 +72,16 @@ cudaError_t strided_copy(void* dst, const void* src, int elem_size, int64_t n,
                          const StridedLayout& layout, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   switch (elem_size) {
-    case 1: return copy_as<uint8_t>(dst, src, n, layout, stream);
-    case 2: return copy_as<uint16_t>(dst, src, n, layout, stream);
-    case 4: return copy_as<uint32_t>(dst, src, n, layout, stream);
-    case 8: return copy_as<uint64_t>(dst, src, n, layout, stream);
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return copy_as<uint8_t>(dst, src, n, layout, stream);
+    case 2:
+      return copy_as<uint16_t>(dst, src, n, layout, stream);
+    case 4:
+      return copy_as<uint32_t>(dst, src, n, layout, stream);
+    case 8:
+      return copy_as<uint64_t>(dst, src, n, layout, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
@@ -85,11 +89,16 @@ cudaError_t strided_fill(void* dst, uint64_t pattern, int elem_size, int64_t n,
                          const StridedLayout& layout, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   switch (elem_size) {
-    case 1: return fill_as<uint8_t>(dst, pattern, n, layout, stream);
-    case 2: return fill_as<uint16_t>(dst, pattern, n, layout, stream);
-    case 4: return fill_as<uint32_t>(dst, pattern, n, layout, stream);
-    case 8: return fill_as<uint64_t>(dst, pattern, n, layout, stream);
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return fill_as<uint8_t>(dst, pattern, n, layout, stream);
+    case 2:
+      return fill_as<uint16_t>(dst, pattern, n, layout, stream);
+    case 4:
+      return fill_as<uint32_t>(dst, pattern, n, layout, stream);
+    case 8:
+      return fill_as<uint64_t>(dst, pattern, n, layout, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

@@ -30,8 +30,10 @@ std::string format_bytes(size_t n) {
     ++u;
   }
   char buf[48];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%zu bytes", n);
-  else std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%zu bytes", n);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
   return buf;
 }
 
@@ -86,14 +88,14 @@ StridedLayout layout_of(const Tensor& dst, const Tensor* src, const char* op) {
 void copy_on_device(const Tensor& dst, const Tensor& src) {
   cuda::DeviceGuard guard(device_index(dst.device()));
   if (dst.is_contiguous() && src.is_contiguous()) {
-    EMBER_CUDA_CHECK(cudaMemcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
-                                cudaMemcpyDeviceToDevice));
+    EMBER_CUDA_CHECK(
+        cudaMemcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDeviceToDevice));
     return;
   }
   StridedLayout l = layout_of(dst, &src, "copy_");
   EMBER_CUDA_CHECK(cuda_kernels::strided_copy(dst.data_ptr(), src.data_ptr(),
-                                              static_cast<int>(dst.element_size()), dst.numel(),
-                                              l, nullptr));
+                                              static_cast<int>(dst.element_size()), dst.numel(), l,
+                                              nullptr));
 }
 
 Tensor empty_on(const Tensor& like, DType dtype, Device device) {
@@ -133,8 +135,8 @@ void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
     int dst_index = device_index(dst.device()), src_index = device_index(src.device());
     {
       cuda::DeviceGuard guard(dst_index);
-      EMBER_CUDA_CHECK(cudaMemcpyPeer(staging.data_ptr(), dst_index, s.data_ptr(), src_index,
-                                      dst.nbytes()));
+      EMBER_CUDA_CHECK(
+          cudaMemcpyPeer(staging.data_ptr(), dst_index, s.data_ptr(), src_index, dst.nbytes()));
     }
     if (!staging.is_same(dst)) copy_on_device(dst, staging);
     return;
@@ -146,8 +148,8 @@ void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
     Tensor staging = dst.is_contiguous() ? dst : empty_on(dst, dst.dtype(), dst.device());
     {
       cuda::DeviceGuard guard(device_index(dst.device()));
-      EMBER_CUDA_CHECK(cudaMemcpy(staging.data_ptr(), h.data_ptr(), dst.nbytes(),
-                                  cudaMemcpyHostToDevice));
+      EMBER_CUDA_CHECK(
+          cudaMemcpy(staging.data_ptr(), h.data_ptr(), dst.nbytes(), cudaMemcpyHostToDevice));
     }
     if (!staging.is_same(dst)) copy_on_device(dst, staging);
     return;
@@ -170,16 +172,18 @@ void CudaBackend::fill(const Tensor& dst, Scalar value) {
   visit_dtype(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v;
-    if (value.is_floating_point()) v = cast<T>(value.to_double());
-    else if (value.is_bool()) v = cast<T>(value.to_bool());
-    else v = cast<T>(value.to_long());
+    if (value.is_floating_point())
+      v = cast<T>(value.to_double());
+    else if (value.is_bool())
+      v = cast<T>(value.to_bool());
+    else
+      v = cast<T>(value.to_long());
     std::memcpy(&pattern, &v, sizeof(T));
   });
   cuda::DeviceGuard guard(device_index(dst.device()));
   StridedLayout l = layout_of(dst, nullptr, "fill_");
-  EMBER_CUDA_CHECK(cuda_kernels::strided_fill(dst.data_ptr(), pattern,
-                                              static_cast<int>(dst.element_size()), dst.numel(),
-                                              l, nullptr));
+  EMBER_CUDA_CHECK(cuda_kernels::strided_fill(
+      dst.data_ptr(), pattern, static_cast<int>(dst.element_size()), dst.numel(), l, nullptr));
 }
 
 CudaBackend& cuda_backend() {

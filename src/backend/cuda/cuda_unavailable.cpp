@@ -11,7 +11,8 @@ Backend* builtin_cuda_backend() { return nullptr; }
 
 namespace {
 [[noreturn]] void no_cuda(const std::string& what) {
-  throw Error("[cuda] " + what + ": this build of ember has no CUDA support (rebuild with "
+  throw Error("[cuda] " + what +
+              ": this build of ember has no CUDA support (rebuild with "
               "-DEMBER_CUDA=ON, or link ember::ember_sim for emulated devices)");
 }
 }  // namespace
