@@ -3,6 +3,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "ember/cuda.h"
 
 namespace ember {
 
@@ -10,13 +11,24 @@ namespace {
 std::atomic<Backend*> g_cuda_backend{nullptr};
 }
 
+// The library variant's own CUDA backend, or null without one. Referencing it here keeps its
+// object file (and the backend's static registration) in programs linked to a static ember.
+Backend* builtin_cuda_backend();
+
 Backend& backend(DeviceType type) {
   if (type == kCPU) return cpu_backend();
   Backend* b = g_cuda_backend.load(std::memory_order_acquire);
+  if (!b) b = builtin_cuda_backend();
   if (!b) {
     throw Error(
         "[cuda] this build of ember has no CUDA backend: rebuild with -DEMBER_CUDA=ON "
         "(or link ember::ember_sim for emulated CUDA devices)");
+  }
+  // A build with CUDA still runs on machines without a GPU or driver; only cuda tensors fail.
+  if (cuda::device_count() == 0) {
+    throw Error(
+        "[cuda] no CUDA device is available (no GPU or no CUDA driver was found): "
+        "cuda tensors cannot be created on this machine");
   }
   return *b;
 }

@@ -1,10 +1,17 @@
-// Build options compiled into this library.
+// Build options compiled into this library (each variant compiles this file itself).
 #include "ember/version.h"
 
 namespace ember {
 
 const char* build_info() {
-  return "blas=openblas cuda=off"
+  return "blas=openblas"
+#if defined(EMBER_CUDA_SIM)
+         " cuda=sim"
+#elif defined(EMBER_CUDA_REAL)
+         " cuda=on"
+#else
+         " cuda=off"
+#endif
 #ifdef NDEBUG
          " build=release";
 #else

@@ -1,0 +1,204 @@
+// The CUDA backend: its allocator, transfers between host and devices, and fill. Dtype
+// conversions during a transfer happen on the host; same-dtype work stays on the device.
+#include "backend/cuda/cuda_backend.h"
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/copy_kernels.h"
+#include "backend/cuda/cuda_check.h"
+#include "core/dispatch.h"
+#include "ember/cuda.h"
+#include "kernels/cast.h"
+
+namespace ember {
+
+namespace {
+
+using cuda_kernels::StridedLayout;
+
+std::string format_bytes(size_t n) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[48];
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%zu bytes", n);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+  return buf;
+}
+
+// Plain cudaMalloc/cudaFree for one device.
+class CudaAllocator final : public Allocator {
+ public:
+  explicit CudaAllocator(int device) : device_(device) {}
+
+  DataPtr allocate(size_t nbytes) override {
+    Device dev(kCUDA, device_);
+    if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, dev);
+    cuda::DeviceGuard guard(device_);
+    void* p = nullptr;
+    cudaError_t err = cudaMalloc(&p, nbytes);
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      size_t free_b = 0, total_b = 0;
+      cudaMemGetInfo(&free_b, &total_b);
+      cudaGetLastError();
+      throw OutOfMemoryError("[cuda] CUDA out of memory. Tried to allocate " +
+                             format_bytes(nbytes) + ". GPU " + std::to_string(device_) +
+                             " has a total capacity of " + format_bytes(total_b) + " of which " +
+                             format_bytes(free_b) + " is free.");
+    }
+    cuda_detail::check(err, "cudaMalloc");
+    return DataPtr(p, nullptr, &release, dev);
+  }
+
+ private:
+  static void release(void* p, void*) { cudaFree(p); }  // never throws from a destructor
+  int device_;
+};
+
+int device_index(Device d) { return d.has_index() ? d.index() : cuda::current_device(); }
+
+StridedLayout layout_of(const Tensor& dst, const Tensor* src, const char* op) {
+  StridedLayout l;
+  if (dst.dim() > cuda_kernels::kMaxDims) {
+    throw NotImplementedError(std::string("[") + op + "] CUDA tensors with more than " +
+                              std::to_string(cuda_kernels::kMaxDims) + " dims are not supported");
+  }
+  l.ndim = static_cast<int>(dst.dim());
+  for (int d = 0; d < l.ndim; ++d) {
+    l.sizes[d] = dst.sizes()[d];
+    l.dst_strides[d] = dst.strides()[d];
+    l.src_strides[d] = src ? src->strides()[d] : 0;
+  }
+  return l;
+}
+
+// dst = src, both on one device with one dtype.
+void copy_on_device(const Tensor& dst, const Tensor& src) {
+  cuda::DeviceGuard guard(device_index(dst.device()));
+  if (dst.is_contiguous() && src.is_contiguous()) {
+    EMBER_CUDA_CHECK(
+        cudaMemcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDeviceToDevice));
+    return;
+  }
+  StridedLayout l = layout_of(dst, &src, "copy_");
+  EMBER_CUDA_CHECK(cuda_kernels::strided_copy(dst.data_ptr(), src.data_ptr(),
+                                              static_cast<int>(dst.element_size()), dst.numel(), l,
+                                              nullptr));
+}
+
+Tensor empty_on(const Tensor& like, DType dtype, Device device) {
+  return empty(like.sizes(), TensorOptions().dtype(dtype).device(device));
+}
+
+}  // namespace
+
+Allocator& CudaBackend::allocator(Device device, bool pinned) {
+  int index = device_index(device);
+  cuda_detail::check_device(index);
+  // One allocator per device, created on first use and kept for the life of the program.
+  static std::mutex mu;
+  static std::vector<std::unique_ptr<CudaAllocator>> allocators;
+  std::lock_guard<std::mutex> lock(mu);
+  if (allocators.empty()) allocators.resize(static_cast<size_t>(cuda::device_count()));
+  auto& a = allocators[static_cast<size_t>(index)];
+  if (!a) a = std::make_unique<CudaAllocator>(index);
+  return *a;
+}
+
+void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  const bool to_device = dst.is_cuda(), from_device = src.is_cuda();
+  if (to_device && from_device) {
+    if (dst.dtype() != src.dtype()) {
+      copy(dst, src.cpu().to(dst.dtype()));
+      return;
+    }
+    if (dst.device() == src.device()) {
+      copy_on_device(dst, src);
+      return;
+    }
+    // Between two devices: a contiguous block is copied peer to peer.
+    Tensor s = src.contiguous();
+    Tensor staging = dst.is_contiguous() ? dst : empty_on(dst, dst.dtype(), dst.device());
+    int dst_index = device_index(dst.device()), src_index = device_index(src.device());
+    {
+      cuda::DeviceGuard guard(dst_index);
+      EMBER_CUDA_CHECK(
+          cudaMemcpyPeer(staging.data_ptr(), dst_index, s.data_ptr(), src_index, dst.nbytes()));
+    }
+    if (!staging.is_same(dst)) copy_on_device(dst, staging);
+    return;
+  }
+  if (to_device) {
+    // Host to device: convert and pack on the host, then one transfer.
+    Tensor h = src;
+    if (h.dtype() != dst.dtype() || !h.is_contiguous()) h = src.to(dst.dtype(), false, true);
+    Tensor staging = dst.is_contiguous() ? dst : empty_on(dst, dst.dtype(), dst.device());
+    {
+      cuda::DeviceGuard guard(device_index(dst.device()));
+      EMBER_CUDA_CHECK(
+          cudaMemcpy(staging.data_ptr(), h.data_ptr(), dst.nbytes(), cudaMemcpyHostToDevice));
+    }
+    if (!staging.is_same(dst)) copy_on_device(dst, staging);
+    return;
+  }
+  // Device to host: pack on the device, one transfer, then convert and scatter on the host.
+  Tensor s = src.contiguous();
+  const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
+  Tensor h = direct ? dst : empty_on(src, src.dtype(), Device(kCPU));
+  {
+    cuda::DeviceGuard guard(device_index(src.device()));
+    EMBER_CUDA_CHECK(cudaMemcpy(h.data_ptr(), s.data_ptr(), s.nbytes(), cudaMemcpyDeviceToHost));
+  }
+  if (!direct) backend(kCPU).copy(dst, h);
+}
+
+void CudaBackend::fill(const Tensor& dst, Scalar value) {
+  if (dst.numel() == 0) return;
+  // The value is converted once on the host; the kernel only stores its bytes.
+  uint64_t pattern = 0;
+  visit_dtype(dst.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v;
+    if (value.is_floating_point())
+      v = cast<T>(value.to_double());
+    else if (value.is_bool())
+      v = cast<T>(value.to_bool());
+    else
+      v = cast<T>(value.to_long());
+    std::memcpy(&pattern, &v, sizeof(T));
+  });
+  cuda::DeviceGuard guard(device_index(dst.device()));
+  StridedLayout l = layout_of(dst, nullptr, "fill_");
+  EMBER_CUDA_CHECK(cuda_kernels::strided_fill(
+      dst.data_ptr(), pattern, static_cast<int>(dst.element_size()), dst.numel(), l, nullptr));
+}
+
+CudaBackend& cuda_backend() {
+  static CudaBackend b;
+  return b;
+}
+
+Backend* builtin_cuda_backend() { return &cuda_backend(); }
+
+namespace {
+// Installs the backend when the library is loaded.
+[[maybe_unused]] const bool registered = [] {
+  register_backend(kCUDA, &cuda_backend());
+  return true;
+}();
+}  // namespace
+
+}  // namespace ember

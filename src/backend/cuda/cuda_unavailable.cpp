@@ -1,0 +1,39 @@
+// ember::cuda for builds without CUDA: no devices; queries that need one raise a clear error.
+#include <string>
+
+#include "backend/backend.h"
+#include "ember/cuda.h"
+#include "ember/error.h"
+
+namespace ember {
+
+Backend* builtin_cuda_backend() { return nullptr; }
+
+namespace {
+[[noreturn]] void no_cuda(const std::string& what) {
+  throw Error("[cuda] " + what +
+              ": this build of ember has no CUDA support (rebuild with "
+              "-DEMBER_CUDA=ON, or link ember::ember_sim for emulated devices)");
+}
+}  // namespace
+
+namespace cuda {
+
+bool is_available() { return false; }
+int device_count() { return 0; }
+DeviceProperties get_device_properties(int device) {
+  no_cuda("invalid device ordinal " + std::to_string(device));
+}
+std::string get_device_name(int device) { return get_device_properties(device).name; }
+int current_device() { return 0; }
+void set_device(int device) { no_cuda("invalid device ordinal " + std::to_string(device)); }
+void synchronize(int device) { no_cuda("synchronize"); }
+DeviceGuard::DeviceGuard(int device) : original_(0) {
+  no_cuda("invalid device ordinal " + std::to_string(device));
+}
+DeviceGuard::~DeviceGuard() = default;
+int runtime_version() { return 0; }
+int driver_version() { return 0; }
+
+}  // namespace cuda
+}  // namespace ember

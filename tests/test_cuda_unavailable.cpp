@@ -1,0 +1,49 @@
+// ember linked as a CPU program: with or without CUDA compiled in, a machine without a GPU
+// reports no devices and a cuda tensor raises a [cuda] error instead of aborting.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "ember/ember.h"
+
+using namespace ember;
+
+namespace {
+
+void expect_cuda_error(const std::function<void()>& fn) {
+  try {
+    fn();
+    FAIL() << "expected an ember::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[cuda] ", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(CudaUnavailable, NoDevices) {
+  if (cuda::is_available()) GTEST_SKIP() << "this machine has a CUDA device";
+  EXPECT_FALSE(cuda::is_available());
+  EXPECT_EQ(cuda::device_count(), 0);
+  EXPECT_EQ(cuda::current_device(), 0);
+  EXPECT_GE(cuda::runtime_version(), 0);
+  EXPECT_EQ(cuda::driver_version() >= 0, true);
+}
+
+TEST(CudaUnavailable, CudaTensorsRaise) {
+  if (cuda::is_available()) GTEST_SKIP() << "this machine has a CUDA device";
+  expect_cuda_error([] { zeros({2, 3}, TensorOptions().device(Device("cuda:0"))); });
+  expect_cuda_error([] { ones({2}).cuda(); });
+  expect_cuda_error([] { ones({2}).to(Device("cuda")); });
+  expect_cuda_error([] { cuda::get_device_properties(0); });
+  expect_cuda_error([] { cuda::set_device(0); });
+  expect_cuda_error([] { cuda::DeviceGuard g(1); });
+  // The CPU keeps working afterwards.
+  EXPECT_EQ(ones({3}).sum().item<float>(), 3.0f);
+}
+
+TEST(CudaUnavailable, BuildInfoNamesCuda) {
+  std::string info = build_info();
+  EXPECT_NE(info.find("cuda="), std::string::npos) << info;
+}
