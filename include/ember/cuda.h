@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
 
 namespace ember::cuda {
@@ -42,5 +44,22 @@ class DeviceGuard {
 // CUDA runtime version linked into ember (e.g. 13000), and the driver's (0 without a driver).
 int runtime_version();
 int driver_version();
+
+// ---- memory (device = -1: the current device) --------------------------------------------------
+// Bytes held by tensors now, and the most since the last reset_peak_memory_stats.
+size_t memory_allocated(int device = -1);
+size_t max_memory_allocated(int device = -1);
+// Bytes the caching allocator has obtained from the device (in use or cached).
+size_t memory_reserved(int device = -1);
+size_t max_memory_reserved(int device = -1);
+void reset_peak_memory_stats(int device = -1);
+// Returns every unused cached block of every device to the driver.
+void empty_cache();
+// PyTorch's memory_stats keys: "allocated_bytes.all.current", "num_ooms", ...
+std::map<std::string, int64_t> memory_stats(int device = -1);
+// PyTorch's memory_summary table (75 columns).
+std::string memory_summary(int device = -1, bool abbreviated = false);
+// Caps the caching allocator of device at fraction of its total memory (0 < fraction <= 1).
+void set_per_process_memory_fraction(double fraction, int device = -1);
 
 }  // namespace ember::cuda

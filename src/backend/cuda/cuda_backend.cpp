@@ -11,6 +11,7 @@
 
 #include "backend/cuda/copy_kernels.h"
 #include "backend/cuda/cuda_check.h"
+#include "cuda/caching_allocator.h"
 #include "core/dispatch.h"
 #include "ember/cuda.h"
 #include "kernels/cast.h"
@@ -21,50 +22,52 @@ namespace {
 
 using cuda_kernels::StridedLayout;
 
-std::string format_bytes(size_t n) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
-    ++u;
+// The device side of the caching allocator: cudaMalloc / cudaFree / cudaMemGetInfo.
+class CudaRawAllocator final : public cuda::detail::RawAllocator {
+ public:
+  void* malloc(size_t size, int device, cuda::detail::StreamId) override {
+    cuda::DeviceGuard guard(device);
+    void* p = nullptr;
+    if (cudaMalloc(&p, size) != cudaSuccess) {
+      cudaGetLastError();  // clear the error: the allocator frees its cache and retries
+      return nullptr;
+    }
+    return p;
   }
-  char buf[48];
-  if (u == 0)
-    std::snprintf(buf, sizeof buf, "%zu bytes", n);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
-}
+  void free(void* ptr, size_t, int device) override {
+    cuda::DeviceGuard guard(device);
+    cudaFree(ptr);  // never throws: called from destructors
+  }
+  cuda::detail::MemInfo mem_get_info(int device) override {
+    cuda::DeviceGuard guard(device);
+    cuda::detail::MemInfo info;
+    if (cudaMemGetInfo(&info.free, &info.total) != cudaSuccess) cudaGetLastError();
+    return info;
+  }
+};
 
-// Plain cudaMalloc/cudaFree for one device.
+// Tensor storage on one device through its caching allocator (the default stream for now).
 class CudaAllocator final : public Allocator {
  public:
-  explicit CudaAllocator(int device) : device_(device) {}
+  explicit CudaAllocator(int device) : cache_(device, raw_) {}
 
   DataPtr allocate(size_t nbytes) override {
-    Device dev(kCUDA, device_);
+    Device dev(kCUDA, cache_.device());
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, dev);
-    cuda::DeviceGuard guard(device_);
-    void* p = nullptr;
-    cudaError_t err = cudaMalloc(&p, nbytes);
-    if (err == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      size_t free_b = 0, total_b = 0;
-      cudaMemGetInfo(&free_b, &total_b);
-      cudaGetLastError();
-      throw OutOfMemoryError("[cuda] CUDA out of memory. Tried to allocate " +
-                             format_bytes(nbytes) + ". GPU " + std::to_string(device_) +
-                             " has a total capacity of " + format_bytes(total_b) + " of which " +
-                             format_bytes(free_b) + " is free.");
-    }
-    cuda_detail::check(err, "cudaMalloc");
-    return DataPtr(p, nullptr, &release, dev);
+    void* p = cache_.malloc(nbytes);
+    return DataPtr(p, &cache_, &release, dev);
   }
+  cuda::detail::CachingAllocator& cache() { return cache_; }
 
  private:
-  static void release(void* p, void*) { cudaFree(p); }  // never throws from a destructor
-  int device_;
+  static void release(void* p, void* ctx) {
+    try {
+      static_cast<cuda::detail::CachingAllocator*>(ctx)->free(p);
+    } catch (...) {  // a destructor must not throw; an unknown pointer is a bug reported in tests
+    }
+  }
+  CudaRawAllocator raw_;
+  cuda::detail::CachingAllocator cache_;
 };
 
 int device_index(Device d) { return d.has_index() ? d.index() : cuda::current_device(); }
@@ -104,18 +107,30 @@ Tensor empty_on(const Tensor& like, DType dtype, Device device) {
 
 }  // namespace
 
-Allocator& CudaBackend::allocator(Device device, bool pinned) {
-  int index = device_index(device);
+namespace {
+// One caching allocator per device, created on first use and never destroyed (tensors may
+// outlive static destructors).
+CudaAllocator& device_allocator(int index) {
   cuda_detail::check_device(index);
-  // One allocator per device, created on first use and kept for the life of the program.
   static std::mutex mu;
-  static std::vector<std::unique_ptr<CudaAllocator>> allocators;
+  static auto* allocators = new std::vector<std::unique_ptr<CudaAllocator>>();
   std::lock_guard<std::mutex> lock(mu);
-  if (allocators.empty()) allocators.resize(static_cast<size_t>(cuda::device_count()));
-  auto& a = allocators[static_cast<size_t>(index)];
+  if (allocators->empty()) allocators->resize(static_cast<size_t>(cuda::device_count()));
+  auto& a = (*allocators)[static_cast<size_t>(index)];
   if (!a) a = std::make_unique<CudaAllocator>(index);
   return *a;
 }
+}  // namespace
+
+Allocator& CudaBackend::allocator(Device device, bool pinned) {
+  return device_allocator(device_index(device));
+}
+
+namespace cuda::detail {
+CachingAllocator& caching_allocator(int device) {
+  return device_allocator(device < 0 ? cuda::current_device() : device).cache();
+}
+}  // namespace cuda::detail
 
 void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;

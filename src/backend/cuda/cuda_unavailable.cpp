@@ -32,6 +32,15 @@ DeviceGuard::DeviceGuard(int device) : original_(0) {
   no_cuda("invalid device ordinal " + std::to_string(device));
 }
 DeviceGuard::~DeviceGuard() = default;
+size_t memory_allocated(int) { no_cuda("memory_allocated"); }
+size_t max_memory_allocated(int) { no_cuda("max_memory_allocated"); }
+size_t memory_reserved(int) { no_cuda("memory_reserved"); }
+size_t max_memory_reserved(int) { no_cuda("max_memory_reserved"); }
+void reset_peak_memory_stats(int) { no_cuda("reset_peak_memory_stats"); }
+void empty_cache() {}  // nothing is cached without CUDA
+std::map<std::string, int64_t> memory_stats(int) { no_cuda("memory_stats"); }
+std::string memory_summary(int, bool) { no_cuda("memory_summary"); }
+void set_per_process_memory_fraction(double, int) { no_cuda("set_per_process_memory_fraction"); }
 int runtime_version() { return 0; }
 int driver_version() { return 0; }
 
