@@ -641,12 +641,7 @@ void CpuBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t di
   if (out.numel() == 0) return;
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous() ? out : empty(out.sizes(), TensorOptions(out.dtype()));
-  int64_t outer = 1, n = 1, inner = 1;
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d < dim) outer *= x.size(d);
-    else if (d == dim) n = x.size(d);
-    else inner *= x.size(d);
-  }
+  const auto [outer, n, inner] = cpu::split_at_dim(x.sizes(), dim);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* xp = static_cast<const T*>(x.data_ptr());

@@ -145,12 +145,7 @@ void CpuBackend::softmax(const Tensor& out, const Tensor& in, int64_t dim, bool 
   }
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous() ? out : empty(out.sizes(), TensorOptions(out.dtype()));
-  int64_t outer = 1, n = 1, inner = 1;
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d < dim) outer *= x.size(d);
-    else if (d == dim) n = x.size(d);
-    else inner *= x.size(d);
-  }
+  const auto [outer, n, inner] = cpu::split_at_dim(x.sizes(), dim);
   visit_float_dtype(out.dtype(), log ? "log_softmax" : "softmax", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* xp = static_cast<const T*>(x.data_ptr());
