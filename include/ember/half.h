@@ -31,6 +31,26 @@ EMBER_HD inline float bits_float(uint32_t u) {
 #endif
 }
 
+EMBER_HD inline uint64_t double_bits(double d) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint64_t>(__double_as_longlong(d));
+#else
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+#endif
+}
+
+EMBER_HD inline double bits_double(uint64_t u) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(u));
+#else
+  double d;
+  std::memcpy(&d, &u, 8);
+  return d;
+#endif
+}
+
 // IEEE binary16 <-> binary32 with round-to-nearest-even, NaN and subnormals preserved.
 EMBER_HD inline uint16_t float_to_half_bits(float f) {
   uint32_t x = float_bits(f);

@@ -77,26 +77,6 @@ EMBER_HD inline double mul_add(double a, double b, double c) {
 #endif
 }
 
-EMBER_HD inline uint64_t double_bits(double d) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<uint64_t>(__double_as_longlong(d));
-#else
-  uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-#endif
-}
-
-EMBER_HD inline double bits_double(uint64_t u) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(u));
-#else
-  double d;
-  std::memcpy(&d, &u, 8);
-  return d;
-#endif
-}
-
 // The next representable value below a finite x (one step of the sign-magnitude encoding).
 template <class Bits>
 EMBER_HD inline Bits step_down_bits(Bits b, Bits sign) {
@@ -111,7 +91,7 @@ EMBER_HD inline T next_down(T x) {
   } else if constexpr (std::is_same_v<T, float>) {
     return detail::bits_float(step_down_bits<uint32_t>(detail::float_bits(x), 0x80000000u));
   } else {
-    return bits_double(step_down_bits<uint64_t>(double_bits(x), 0x8000000000000000ull));
+    return detail::bits_double(step_down_bits<uint64_t>(detail::double_bits(x), 0x8000000000000000ull));
   }
 }
 

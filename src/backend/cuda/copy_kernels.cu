@@ -70,38 +70,32 @@ cudaError_t fill_as(void* dst, uint64_t pattern, int64_t n, const StridedLayout&
 
 }  // namespace
 
+// Calls fn with a value of the unsigned type of elem_size bytes: data movement needs no dtype.
+template <class Fn>
+cudaError_t by_element_size(int elem_size, Fn&& fn) {
+  switch (elem_size) {
+    case 1: return fn(uint8_t{});
+    case 2: return fn(uint16_t{});
+    case 4: return fn(uint32_t{});
+    case 8: return fn(uint64_t{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
 cudaError_t strided_copy(void* dst, const void* src, int elem_size, int64_t n,
                          const StridedLayout& layout, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  switch (elem_size) {
-    case 1:
-      return copy_as<uint8_t>(dst, src, n, layout, stream);
-    case 2:
-      return copy_as<uint16_t>(dst, src, n, layout, stream);
-    case 4:
-      return copy_as<uint32_t>(dst, src, n, layout, stream);
-    case 8:
-      return copy_as<uint64_t>(dst, src, n, layout, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return by_element_size(elem_size, [&](auto tag) {
+    return copy_as<decltype(tag)>(dst, src, n, layout, stream);
+  });
 }
 
 cudaError_t strided_fill(void* dst, uint64_t pattern, int elem_size, int64_t n,
                          const StridedLayout& layout, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  switch (elem_size) {
-    case 1:
-      return fill_as<uint8_t>(dst, pattern, n, layout, stream);
-    case 2:
-      return fill_as<uint16_t>(dst, pattern, n, layout, stream);
-    case 4:
-      return fill_as<uint32_t>(dst, pattern, n, layout, stream);
-    case 8:
-      return fill_as<uint64_t>(dst, pattern, n, layout, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return by_element_size(elem_size, [&](auto tag) {
+    return fill_as<decltype(tag)>(dst, pattern, n, layout, stream);
+  });
 }
 
 }  // namespace ember::cuda_kernels
