@@ -130,4 +130,10 @@ inline Backend& backend(Device device) { return backend(device.type()); }
 // Installs the backend for a device type (the CUDA backend registers itself at load time).
 void register_backend(DeviceType type, Backend* b);
 
+// Test hook: while enabled, every fresh allocation on every backend (including blocks a caching
+// allocator hands out again) is filled with pattern, so an output a kernel never writes is seen.
+void set_alloc_poison(bool enabled, uint8_t pattern = 0xFF);
+// The byte device allocators fill fresh blocks with, or -1 when poisoning is off.
+int device_alloc_poison();
+
 }  // namespace ember

@@ -9,6 +9,7 @@ namespace ember {
 
 namespace {
 std::atomic<Backend*> g_cuda_backend{nullptr};
+std::atomic<int> g_device_poison{-1};  // byte fresh device allocations are filled with, or -1
 }
 
 // The library variant's own CUDA backend, or null without one. Referencing it here keeps its
@@ -37,5 +38,12 @@ void register_backend(DeviceType type, Backend* b) {
   if (type == kCPU) throw Error("[register_backend] the CPU backend is built in");
   g_cuda_backend.store(b, std::memory_order_release);
 }
+
+void set_alloc_poison(bool enabled, uint8_t pattern) {
+  set_cpu_alloc_poison(enabled, pattern);
+  g_device_poison.store(enabled ? pattern : -1, std::memory_order_relaxed);
+}
+
+int device_alloc_poison() { return g_device_poison.load(std::memory_order_relaxed); }
 
 }  // namespace ember

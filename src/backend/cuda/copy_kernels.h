@@ -6,23 +6,16 @@
 
 #include <cstdint>
 
+#include "backend/cuda/kernel_utils.h"
+
 namespace ember::cuda_kernels {
 
-inline constexpr int kMaxDims = 16;
-
-// The shape both operands share and their strides, in elements.
-struct StridedLayout {
-  int ndim = 0;
-  int64_t sizes[kMaxDims];
-  int64_t dst_strides[kMaxDims];
-  int64_t src_strides[kMaxDims];
-};
-
-// dst[i] = src[i] for the n elements of layout, each elem_size (1, 2, 4 or 8) bytes.
+// dst[i] = src[i] for the n elements of the geometry (operand 0 dst, 1 src), each elem_size
+// (1, 2, 4 or 8) bytes.
 cudaError_t strided_copy(void* dst, const void* src, int elem_size, int64_t n,
-                         const StridedLayout& layout, cudaStream_t stream);
-// dst[i] = the elem_size low bytes of pattern, at layout's dst strides.
+                         const Strided<2>& layout, cudaStream_t stream);
+// dst[i] = the elem_size low bytes of pattern, at the geometry's operand-0 strides.
 cudaError_t strided_fill(void* dst, uint64_t pattern, int elem_size, int64_t n,
-                         const StridedLayout& layout, cudaStream_t stream);
+                         const Strided<1>& layout, cudaStream_t stream);
 
 }  // namespace ember::cuda_kernels

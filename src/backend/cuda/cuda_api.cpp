@@ -103,3 +103,10 @@ int driver_version() {
 }
 
 }  // namespace ember::cuda
+
+namespace ember::cuda_detail {
+
+// Every device's current stream is its legacy default stream until streams are selectable.
+cudaStream_t current_stream(int) { return nullptr; }
+
+}  // namespace ember::cuda_detail

@@ -11,6 +11,8 @@
 
 #include "backend/cuda/copy_kernels.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_stream.h"
+#include "backend/cuda/cuda_tensor.h"
 #include "cuda/caching_allocator.h"
 #include "core/dispatch.h"
 #include "ember/cuda.h"
@@ -20,7 +22,9 @@ namespace ember {
 
 namespace {
 
-using cuda_kernels::StridedLayout;
+using cuda_detail::current_stream;
+using cuda_detail::device_index;
+using cuda_detail::strided_of;
 
 // The device side of the caching allocator: cudaMalloc / cudaFree / cudaMemGetInfo.
 class CudaRawAllocator final : public cuda::detail::RawAllocator {
@@ -55,6 +59,10 @@ class CudaAllocator final : public Allocator {
     Device dev(kCUDA, cache_.device());
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, dev);
     void* p = cache_.malloc(nbytes);
+    if (int poison = device_alloc_poison(); poison >= 0) {
+      cuda::DeviceGuard guard(cache_.device());
+      EMBER_CUDA_CHECK(cudaMemsetAsync(p, poison, nbytes, cuda_detail::current_stream()));
+    }
     return DataPtr(p, &cache_, &release, dev);
   }
   cuda::detail::CachingAllocator& cache() { return cache_; }
@@ -70,23 +78,6 @@ class CudaAllocator final : public Allocator {
   cuda::detail::CachingAllocator cache_;
 };
 
-int device_index(Device d) { return d.has_index() ? d.index() : cuda::current_device(); }
-
-StridedLayout layout_of(const Tensor& dst, const Tensor* src, const char* op) {
-  StridedLayout l;
-  if (dst.dim() > cuda_kernels::kMaxDims) {
-    throw NotImplementedError(std::string("[") + op + "] CUDA tensors with more than " +
-                              std::to_string(cuda_kernels::kMaxDims) + " dims are not supported");
-  }
-  l.ndim = static_cast<int>(dst.dim());
-  for (int d = 0; d < l.ndim; ++d) {
-    l.sizes[d] = dst.sizes()[d];
-    l.dst_strides[d] = dst.strides()[d];
-    l.src_strides[d] = src ? src->strides()[d] : 0;
-  }
-  return l;
-}
-
 // dst = src, both on one device with one dtype.
 void copy_on_device(const Tensor& dst, const Tensor& src) {
   cuda::DeviceGuard guard(device_index(dst.device()));
@@ -95,10 +86,10 @@ void copy_on_device(const Tensor& dst, const Tensor& src) {
         cudaMemcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDeviceToDevice));
     return;
   }
-  StridedLayout l = layout_of(dst, &src, "copy_");
+  const Tensor* ops[2] = {&dst, &src};
   EMBER_CUDA_CHECK(cuda_kernels::strided_copy(dst.data_ptr(), src.data_ptr(),
-                                              static_cast<int>(dst.element_size()), dst.numel(), l,
-                                              nullptr));
+                                              static_cast<int>(dst.element_size()), dst.numel(),
+                                              strided_of(ops, "copy_"), current_stream()));
 }
 
 Tensor empty_on(const Tensor& like, DType dtype, Device device) {
@@ -196,9 +187,10 @@ void CudaBackend::fill(const Tensor& dst, Scalar value) {
     std::memcpy(&pattern, &v, sizeof(T));
   });
   cuda::DeviceGuard guard(device_index(dst.device()));
-  StridedLayout l = layout_of(dst, nullptr, "fill_");
-  EMBER_CUDA_CHECK(cuda_kernels::strided_fill(
-      dst.data_ptr(), pattern, static_cast<int>(dst.element_size()), dst.numel(), l, nullptr));
+  const Tensor* ops[1] = {&dst};
+  EMBER_CUDA_CHECK(cuda_kernels::strided_fill(dst.data_ptr(), pattern,
+                                              static_cast<int>(dst.element_size()), dst.numel(),
+                                              strided_of(ops, "fill_"), current_stream()));
 }
 
 CudaBackend& cuda_backend() {

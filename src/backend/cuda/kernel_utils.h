@@ -1,0 +1,45 @@
+// Shared by every CUDA kernel family: strided operand geometry, launch sizing and the stream to
+// launch on. Plain types only, so the header compiles under nvcc and as C++ against the emulator.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "ember/macros.h"
+
+namespace ember::cuda_kernels {
+
+inline constexpr int kMaxDims = 16;
+inline constexpr int kBlock = 256;
+inline constexpr int64_t kMaxBlocks = 65535;  // grid-stride loops cover larger tensors
+
+// N operands sharing one shape (inputs broadcast with stride 0), strides in elements. Operand 0
+// is the output by convention.
+template <int N>
+struct Strided {
+  int ndim = 0;
+  int64_t sizes[kMaxDims];
+  int64_t strides[N][kMaxDims];
+
+  // Element offsets of linear (row-major) index i in each operand.
+  EMBER_HD void offsets(int64_t i, int64_t (&off)[N]) const {
+    for (int k = 0; k < N; ++k) off[k] = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+      const int64_t c = i % sizes[d];
+      i /= sizes[d];
+      for (int k = 0; k < N; ++k) off[k] += c * strides[k][d];
+    }
+  }
+};
+
+// Blocks for n elements at `per_thread` elements per thread, capped (grid-stride beyond).
+inline unsigned grid_for(int64_t n, int block = kBlock, int per_thread = 1,
+                         int64_t max_blocks = kMaxBlocks) {
+  const int64_t per_block = static_cast<int64_t>(block) * per_thread;
+  int64_t blocks = (n + per_block - 1) / per_block;
+  if (blocks < 1) blocks = 1;
+  return static_cast<unsigned>(blocks < max_blocks ? blocks : max_blocks);
+}
+
+}  // namespace ember::cuda_kernels
