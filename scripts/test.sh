@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a machine, builds ember in Release and runs the tests: the CPU suite, the SIMT emulator
-# suite (when the CUDA headers are present), then the packaging
-# check (find_package and add_subdirectory from a small consumer project).
+# suite (when the CUDA headers are present), the real-GPU suite (each test skipped without a GPU),
+# then the packaging check (find_package and add_subdirectory from a small consumer project).
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
 #
@@ -55,6 +55,8 @@ run_label cpu -j2 --timeout 600 || status=1
 if [[ -f $build_dir/simt/libember_simt.a ]]; then
   run_label sim -j2 --timeout 600 || status=1
 fi
+# Real-GPU tests: each one is skipped, with the reason, where there is no GPU.
+run_label cuda -j2 --timeout 900 || status=1
 run_label package || status=1
 
 if ((status != 0)); then

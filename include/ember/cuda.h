@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace ember::cuda {
 
@@ -61,5 +62,44 @@ std::map<std::string, int64_t> memory_stats(int device = -1);
 std::string memory_summary(int device = -1, bool abbreviated = false);
 // Caps the caching allocator of device at fraction of its total memory (0 < fraction <= 1).
 void set_per_process_memory_fraction(double fraction, int device = -1);
+
+// ---- CUDA libraries, opened at run time (never linked) -----------------------------------------
+// Versions as each library reports them (cuBLAS 130100 = 13.1.0, cuDNN 91300 = 9.13.0, NCCL 22703
+// = 2.27.3); 0 when the library is not found. Every build reports what the loader finds on this
+// machine, also the emulated build and the build without CUDA. EMBER_CUBLASLT_LIBRARY,
+// EMBER_CUDNN_LIBRARY, EMBER_NCCL_LIBRARY name a file to load instead ("none": load nothing).
+int cublas_version();
+int cudnn_version();
+int nccl_version();
+// For "cublas" (libcublasLt), "cudnn" or "nccl": the file loaded, or "" when absent; and why it is
+// absent, or "" when present. Other names raise an error.
+std::string library_path(const std::string& name);
+std::string library_error(const std::string& name);
+// "9.13.0" for ("cudnn", 91300); "" for version 0.
+std::string format_library_version(const std::string& name, int version);
+
+// ---- GPU health through NVML (libnvidia-ml.so.1, opened at run time) ---------------------------
+struct ProcessInfo {
+  unsigned pid = 0;
+  size_t used_memory = 0;  // bytes; 0 when NVML may not say
+  std::string name;
+};
+struct DeviceHealth {
+  bool available = false;  // false without NVML or for a device NVML does not see; error says why
+  std::string error;
+  int utilization_gpu = -1, utilization_memory = -1;  // percent; -1: not reported
+  size_t memory_used = 0, memory_total = 0;           // bytes
+  int temperature_c = -1;
+  double power_w = -1, power_limit_w = -1;
+  int clock_sm_mhz = -1;
+  std::vector<ProcessInfo> processes;  // compute processes on the device
+};
+// The health of CUDA device `device` (NVML device `device` in a build without CUDA; emulated
+// devices have none). Never throws for a missing driver or NVML; a negative ordinal is an error.
+DeviceHealth device_health(int device = 0);
+// The NVIDIA driver release ("580.65.06") and the number of GPUs NVML sees (whatever this build
+// can use); "" and 0 without NVML.
+std::string driver_release();
+int nvml_device_count();
 
 }  // namespace ember::cuda

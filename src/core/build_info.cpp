@@ -19,4 +19,12 @@ const char* build_info() {
 #endif
 }
 
+const char* cuda_archs() {
+#ifdef EMBER_CUDA_ARCHS_LIST
+  return EMBER_CUDA_ARCHS_LIST;
+#else
+  return "";
+#endif
+}
+
 }  // namespace ember

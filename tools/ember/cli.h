@@ -56,5 +56,6 @@ void print_usage(std::ostream& os, const std::vector<Command>& commands);
 
 // ---- the subcommands (one file each) ----------------------------------------------------------
 Command demo_command();
+Command doctor_command();
 
 }  // namespace ember::cli

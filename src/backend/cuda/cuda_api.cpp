@@ -2,6 +2,7 @@
 #include <string>
 
 #include "backend/cuda/cuda_check.h"
+#include "cuda/nvml.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
@@ -105,6 +106,21 @@ int driver_version() {
 }  // namespace ember::cuda
 
 namespace ember::cuda_detail {
+
+NvmlLocator nvml_locator(int device) {
+  NvmlLocator where;
+#ifdef EMBER_CUDA_SIM
+  (void)device;
+  where.why_none = "an emulated device has no NVML counterpart";
+#else
+  check_device(device, "device_health");
+  char bus_id[32] = {};
+  EMBER_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
+  where.kind = NvmlLocator::kPciBusId;
+  where.pci_bus_id = bus_id;
+#endif
+  return where;
+}
 
 // Every device's current stream is its legacy default stream until streams are selectable.
 cudaStream_t current_stream(int) { return nullptr; }

@@ -2,10 +2,19 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "cuda/nvml.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
 namespace ember {
+
+// No CUDA devices exist in this build: NVML's own indices are the devices that can be asked about.
+cuda_detail::NvmlLocator cuda_detail::nvml_locator(int device) {
+  NvmlLocator where;
+  where.kind = NvmlLocator::kIndex;
+  where.index = device;
+  return where;
+}
 
 Backend* builtin_cuda_backend() { return nullptr; }
 

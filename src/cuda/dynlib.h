@@ -1,0 +1,26 @@
+// Opening optional shared libraries at run time (cuBLAS, cuDNN, NCCL, NVML): never linked, so
+// ember starts on machines without them and reports what it found.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+
+namespace ember::cuda_detail {
+
+struct SharedLibrary {
+  void* handle = nullptr;
+  std::string path;   // the file that was loaded
+  std::string error;  // why nothing was loaded
+  explicit operator bool() const { return handle != nullptr; }
+};
+
+// Opens the first of `names` that loads: each as given (the loader's search path), then from the
+// CUDA toolkit's lib64 ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda). When the environment variable
+// `override_env` is set, only the file it names is tried ("none" loads nothing). The handle is
+// never closed.
+SharedLibrary open_library(const char* override_env, std::initializer_list<const char*> names);
+
+// The address of `symbol` in lib, or nullptr.
+void* find_symbol(const SharedLibrary& lib, const char* symbol);
+
+}  // namespace ember::cuda_detail

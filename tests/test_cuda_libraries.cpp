@@ -1,0 +1,78 @@
+// CUDA library versions and NVML, found at run time: consistent answers whether or not the
+// libraries are installed, and a missing or wrong file is reported, never a crash.
+#include <gtest/gtest.h>
+
+#include "cuda/dynlib.h"
+#include "ember/ember.h"
+
+using namespace ember;
+
+TEST(CudaLibraries, VersionAndPathAgree) {
+  for (const char* name : {"cublas", "cudnn", "nccl"}) {
+    const int v = std::string(name) == "cublas" ? cuda::cublas_version()
+                  : std::string(name) == "cudnn" ? cuda::cudnn_version()
+                                                 : cuda::nccl_version();
+    EXPECT_GE(v, 0) << name;
+    const std::string path = cuda::library_path(name);
+    const std::string why = cuda::library_error(name);
+    if (v > 0) {
+      EXPECT_NE(path.find("lib"), std::string::npos) << name << ": " << path;
+      EXPECT_TRUE(why.empty()) << why;
+      EXPECT_FALSE(cuda::format_library_version(name, v).empty());
+    } else {
+      EXPECT_TRUE(path.empty()) << name;
+      EXPECT_FALSE(why.empty()) << name;
+    }
+  }
+  // Asked twice, the same answer (loaded once).
+  EXPECT_EQ(cuda::cudnn_version(), cuda::cudnn_version());
+}
+
+TEST(CudaLibraries, UnknownLibraryNameIsAnError) {
+  try {
+    cuda::library_path("cufft");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[cuda] unknown library 'cufft'"), std::string::npos);
+  }
+}
+
+TEST(DynamicLibrary, MissingFileGivesTheLoadersReason) {
+  auto lib = cuda_detail::open_library(nullptr, {"libember-no-such-library.so.1"});
+  EXPECT_FALSE(lib);
+  EXPECT_NE(lib.error.find("libember-no-such-library.so.1"), std::string::npos) << lib.error;
+  EXPECT_EQ(cuda_detail::find_symbol(lib, "anything"), nullptr);
+}
+
+TEST(DynamicLibrary, OverrideVariableWins) {
+  setenv("EMBER_TEST_LIBRARY", "libm.so.6", 1);
+  auto lib = cuda_detail::open_library("EMBER_TEST_LIBRARY", {"libember-no-such-library.so.1"});
+  ASSERT_TRUE(lib) << lib.error;
+  EXPECT_NE(lib.path.find("libm.so.6"), std::string::npos) << lib.path;
+  EXPECT_NE(cuda_detail::find_symbol(lib, "cos"), nullptr);
+  // A library without NVML's symbols loads but offers none of them.
+  EXPECT_EQ(cuda_detail::find_symbol(lib, "nvmlInit_v2"), nullptr);
+  setenv("EMBER_TEST_LIBRARY", "none", 1);
+  lib = cuda_detail::open_library("EMBER_TEST_LIBRARY", {"libm.so.6"});
+  EXPECT_FALSE(lib);
+  EXPECT_NE(lib.error.find("EMBER_TEST_LIBRARY=none"), std::string::npos);
+  unsetenv("EMBER_TEST_LIBRARY");
+}
+
+TEST(DeviceHealth, NegativeOrdinalIsAnError) {
+  EXPECT_THROW(cuda::device_health(-1), Error);
+}
+
+// Without NVML (no driver, as on machines without a GPU) health is unavailable with the reason.
+TEST(DeviceHealth, AvailableOnlyWithNvml) {
+  const cuda::DeviceHealth h = cuda::device_health(0);
+  if (cuda::nvml_device_count() == 0) {
+    EXPECT_FALSE(h.available);
+    EXPECT_FALSE(h.error.empty());
+    EXPECT_TRUE(cuda::driver_release().empty());
+  } else if (h.available) {
+    EXPECT_GT(h.memory_total, 0u);
+    EXPECT_LE(h.memory_used, h.memory_total);
+    EXPECT_FALSE(cuda::driver_release().empty());
+  }
+}
