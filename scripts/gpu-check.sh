@@ -80,7 +80,8 @@ if [[ -z "$archs" ]]; then
   archs=${cap:-90}
 fi
 if [[ -n "$gpu_names" ]]; then
-  say "GPUs:"; echo "$gpu_names" | sed 's/^/  /'
+  say "GPUs:"
+  while IFS= read -r line; do echo "  $line"; done <<<"$gpu_names"
 else
   say "no GPU found (nvidia-smi is missing or lists none): building and running the CPU-side checks only"
 fi
@@ -166,11 +167,15 @@ doctor_rc=$?
 "$ember" doctor --json >"$logs/doctor.json" 2>/dev/null
 cat "$logs/doctor.txt"
 if [[ -n "$gpu_names" ]]; then
-  ((doctor_rc == 0)) && record "ember doctor" ok "CUDA usable" ||
+  if ((doctor_rc == 0)); then
+    record "ember doctor" ok "CUDA usable"
+  else
     record "ember doctor" FAIL "exit $doctor_rc: $(grep -m1 '^error:' "$logs/doctor.txt")"
+  fi
+elif ((doctor_rc == 1)); then
+  record "ember doctor" ok "no GPU: exit 1 as expected"
 else
-  ((doctor_rc == 1)) && record "ember doctor" ok "no GPU: exit 1 as expected" ||
-    record "ember doctor" FAIL "exit $doctor_rc without a GPU (expected 1)"
+  record "ember doctor" FAIL "exit $doctor_rc without a GPU (expected 1)"
 fi
 
 # ---- cuda tests -------------------------------------------------------------------------------------------

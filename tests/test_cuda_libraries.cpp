@@ -9,7 +9,7 @@ using namespace ember;
 
 TEST(CudaLibraries, VersionAndPathAgree) {
   for (const char* name : {"cublas", "cudnn", "nccl"}) {
-    const int v = std::string(name) == "cublas" ? cuda::cublas_version()
+    const int v = std::string(name) == "cublas"  ? cuda::cublas_version()
                   : std::string(name) == "cudnn" ? cuda::cudnn_version()
                                                  : cuda::nccl_version();
     EXPECT_GE(v, 0) << name;
@@ -59,9 +59,7 @@ TEST(DynamicLibrary, OverrideVariableWins) {
   unsetenv("EMBER_TEST_LIBRARY");
 }
 
-TEST(DeviceHealth, NegativeOrdinalIsAnError) {
-  EXPECT_THROW(cuda::device_health(-1), Error);
-}
+TEST(DeviceHealth, NegativeOrdinalIsAnError) { EXPECT_THROW(cuda::device_health(-1), Error); }
 
 // Without NVML (no driver, as on machines without a GPU) health is unavailable with the reason.
 TEST(DeviceHealth, AvailableOnlyWithNvml) {

@@ -120,7 +120,7 @@ TEST(DoctorDiagnosis, DriverOlderThanTheRuntime) {
   Report r = healthy();
   r.driver_version = 12080;  // a 570 driver: CUDA 12.8
   r.driver_release = "570.133.20";
-  r.gpus.clear();            // cudart 13 finds no device on it
+  r.gpus.clear();  // cudart 13 finds no device on it
   diagnose(r);
   EXPECT_FALSE(r.usable);
   const Finding& f = get(r, "driver_too_old");

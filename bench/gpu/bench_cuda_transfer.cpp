@@ -15,7 +15,9 @@ constexpr int64_t kElems = int64_t{64} << 20;  // 64M floats: 256 MiB
 constexpr double kBytes = 4.0 * kElems;
 
 template <typename T>
-concept HasPinMemory = requires(const T& t) { t.pin_memory(); };
+concept HasPinMemory = requires(const T& t) {
+  t.pin_memory();
+};
 
 void transfer_rows(const char* host_kind, const Tensor& host, Tensor& dev) {
   const double h2d = bench::median_ms([&] { dev.copy_(host); }, 5, 5);
@@ -58,8 +60,8 @@ int main() {
 
   // 1 MiB blocks: served from the cache after the first, or from the driver after empty_cache().
   const TensorOptions one_mib = TensorOptions(kFloat32).device(gpu);
-  const double cached = bench::median_ms([&] { Tensor t = empty({int64_t{1} << 18}, one_mib); },
-                                         1000, 5);
+  const double cached =
+      bench::median_ms([&] { Tensor t = empty({int64_t{1} << 18}, one_mib); }, 1000, 5);
   bench::print_row("alloc+free 1 MiB (cached)", cached * 1e3, "us");
   const double raw = bench::median_ms(
       [&] {

@@ -14,7 +14,8 @@ std::string loaded_path(void* handle, const std::string& fallback) {
   char origin[4096] = {};
   if (dlinfo(handle, RTLD_DI_ORIGIN, origin) == 0 && origin[0] != '\0') {
     auto slash = fallback.rfind('/');
-    return std::string(origin) + "/" + (slash == std::string::npos ? fallback : fallback.substr(slash + 1));
+    return std::string(origin) + "/" +
+           (slash == std::string::npos ? fallback : fallback.substr(slash + 1));
   }
   return fallback;
 }

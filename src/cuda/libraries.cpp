@@ -48,7 +48,8 @@ const VersionedLibrary& nccl() {
     r.lib = open_library("EMBER_NCCL_LIBRARY", {"libnccl.so.2", "libnccl.so"});
     using Fn = int (*)(int*);
     int version = 0;
-    if (auto fn = reinterpret_cast<Fn>(find_symbol(r.lib, "ncclGetVersion")); fn && fn(&version) == 0)
+    if (auto fn = reinterpret_cast<Fn>(find_symbol(r.lib, "ncclGetVersion"));
+        fn && fn(&version) == 0)
       r.version = version;
     return r;
   }();
@@ -86,7 +87,8 @@ std::string library_error(const std::string& name) {
 std::string format_library_version(const std::string& name, int version) {
   if (version <= 0) return {};
   int major, minor, patch;
-  if (name == "cudnn" && version < 90000) {  // cuDNN 8 and older: major * 1000 + minor * 100 + patch
+  if (name == "cudnn" &&
+      version < 90000) {  // cuDNN 8 and older: major * 1000 + minor * 100 + patch
     major = version / 1000;
     minor = version % 1000 / 100;
     patch = version % 100;

@@ -130,9 +130,15 @@ DeviceHealth device_health(int device) {
   nvmlDevice_t dev = nullptr;
   nvmlReturn_t r = kNvmlSuccess;
   switch (where.kind) {
-    case NvmlLocator::kNone: h.error = where.why_none; return h;
-    case NvmlLocator::kPciBusId: r = n.by_pci(where.pci_bus_id.c_str(), &dev); break;
-    case NvmlLocator::kIndex: r = n.by_index(static_cast<unsigned>(where.index), &dev); break;
+    case NvmlLocator::kNone:
+      h.error = where.why_none;
+      return h;
+    case NvmlLocator::kPciBusId:
+      r = n.by_pci(where.pci_bus_id.c_str(), &dev);
+      break;
+    case NvmlLocator::kIndex:
+      r = n.by_index(static_cast<unsigned>(where.index), &dev);
+      break;
   }
   if (r != kNvmlSuccess) {
     h.error = "NVML has no device " +

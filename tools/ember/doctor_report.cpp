@@ -67,14 +67,19 @@ std::string cuda_version_string(int v) {
 
 int min_driver_release(int cuda_major) {
   switch (cuda_major) {
-    case 13: return 580;
-    case 12: return 525;
-    case 11: return 450;
-    default: return 0;
+    case 13:
+      return 580;
+    case 12:
+      return 525;
+    case 11:
+      return 450;
+    default:
+      return 0;
   }
 }
 
-// ---- gathering ------------------------------------------------------------------------------------
+// ---- gathering
+// ------------------------------------------------------------------------------------
 
 namespace {
 
@@ -187,7 +192,7 @@ Report collect(bool smoke) {
     Library lib;
     lib.key = key;
     lib.name = name;
-    lib.version = key == std::string("cublas") ? cuda::cublas_version()
+    lib.version = key == std::string("cublas")  ? cuda::cublas_version()
                   : key == std::string("cudnn") ? cuda::cudnn_version()
                                                 : cuda::nccl_version();
     lib.path = cuda::library_path(key);
@@ -216,7 +221,8 @@ Report collect(bool smoke) {
   return r;
 }
 
-// ---- diagnosis ---------------------------------------------------------------------------------------
+// ---- diagnosis
+// ---------------------------------------------------------------------------------------
 
 void diagnose(Report& r) {
   r.findings.clear();
@@ -225,10 +231,9 @@ void diagnose(Report& r) {
   };
   const int runtime_major = r.runtime_version / 1000;
   const int need = min_driver_release(runtime_major);
-  const std::string need_text =
-      need > 0 ? " (CUDA " + std::to_string(runtime_major) + " needs driver >= " +
-                     std::to_string(need) + ")"
-               : "";
+  const std::string need_text = need > 0 ? " (CUDA " + std::to_string(runtime_major) +
+                                               " needs driver >= " + std::to_string(need) + ")"
+                                         : "";
   const auto gpus_seen = [&] {
     return std::to_string(r.nvml_gpus) + " NVIDIA GPU" + (r.nvml_gpus == 1 ? "" : "s");
   };
@@ -248,8 +253,8 @@ void diagnose(Report& r) {
              (r.driver_version / 1000 < runtime_major || r.gpus.empty())) {
     add(Finding::kError, "driver_too_old",
         "the NVIDIA driver " + (r.driver_release.empty() ? "" : r.driver_release + " ") +
-            "supports CUDA " + cuda_version_string(r.driver_version) +
-            " but ember uses the CUDA " + cuda_version_string(r.runtime_version) + " runtime",
+            "supports CUDA " + cuda_version_string(r.driver_version) + " but ember uses the CUDA " +
+            cuda_version_string(r.runtime_version) + " runtime",
         "update the NVIDIA driver" + need_text + ", or build ember with an older CUDA toolkit");
   } else if (r.gpus.empty()) {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -286,8 +291,8 @@ void diagnose(Report& r) {
           "rebuild with -DEMBER_CUDA_ARCHS=" + cc + " for native code");
     }
     if (g.smoke.run && !g.smoke.alloc_ok) {
-      add(Finding::kError, "smoke_alloc_failed", who + ": allocation or copy failed: " +
-                                                     g.smoke.alloc_error);
+      add(Finding::kError, "smoke_alloc_failed",
+          who + ": allocation or copy failed: " + g.smoke.alloc_error);
       continue;
     }
     switch (g.smoke.matmul) {
@@ -297,13 +302,15 @@ void diagnose(Report& r) {
                 std::to_string(g.smoke.max_abs_error));
         continue;
       case SmokeTest::kFailed:
-        add(Finding::kError, "smoke_matmul_failed", who + ": matmul failed: " + g.smoke.matmul_error);
+        add(Finding::kError, "smoke_matmul_failed",
+            who + ": matmul failed: " + g.smoke.matmul_error);
         continue;
       case SmokeTest::kNoKernel:
         add(Finding::kWarning, "matmul_no_kernel",
             who + ": this build has no CUDA matmul kernel yet; allocation and copies work");
         break;
-      default: break;
+      default:
+        break;
     }
     any_runs = true;
   }
@@ -313,9 +320,10 @@ void diagnose(Report& r) {
       if (lib.version > 0) continue;
       const std::string what =
           lib.key == "cublas" ? "GPU matmul and linear layers need it"
-          : lib.key == "cudnn" ? "GPU convolutions, pooling and normalisation through cuDNN are disabled"
-                               : "multi-GPU and multi-node training with the \"nccl\" backend are "
-                                 "disabled (\"gloo\" on the CPU still works)";
+          : lib.key == "cudnn"
+              ? "GPU convolutions, pooling and normalisation through cuDNN are disabled"
+              : "multi-GPU and multi-node training with the \"nccl\" backend are "
+                "disabled (\"gloo\" on the CPU still works)";
       add(Finding::kWarning, lib.key + "_missing", lib.name + " was not found: " + what,
           "install " + lib.name + " for CUDA " + std::to_string(runtime_major) +
               " and make it visible to the loader (ldconfig or LD_LIBRARY_PATH)");
@@ -330,7 +338,8 @@ void diagnose(Report& r) {
   r.usable = r.cuda_build != "off" && !r.gpus.empty() && any_runs && !errors;
 }
 
-// ---- output ------------------------------------------------------------------------------------------
+// ---- output
+// ------------------------------------------------------------------------------------------
 
 namespace {
 
@@ -342,27 +351,38 @@ std::string gib(size_t bytes) {
 
 const char* coverage_kind(const ArchCoverage& c) {
   switch (c.kind) {
-    case ArchCoverage::kNative: return "native";
-    case ArchCoverage::kPtx: return "ptx";
-    default: return "none";
+    case ArchCoverage::kNative:
+      return "native";
+    case ArchCoverage::kPtx:
+      return "ptx";
+    default:
+      return "none";
   }
 }
 
 const char* matmul_status(SmokeTest::Matmul m) {
   switch (m) {
-    case SmokeTest::kOk: return "ok";
-    case SmokeTest::kMismatch: return "mismatch";
-    case SmokeTest::kNoKernel: return "no_kernel";
-    case SmokeTest::kFailed: return "failed";
-    default: return "not_run";
+    case SmokeTest::kOk:
+      return "ok";
+    case SmokeTest::kMismatch:
+      return "mismatch";
+    case SmokeTest::kNoKernel:
+      return "no_kernel";
+    case SmokeTest::kFailed:
+      return "failed";
+    default:
+      return "not_run";
   }
 }
 
 const char* severity_name(Finding::Severity s) {
   switch (s) {
-    case Finding::kError: return "error";
-    case Finding::kWarning: return "warning";
-    default: return "info";
+    case Finding::kError:
+      return "error";
+    case Finding::kWarning:
+      return "warning";
+    default:
+      return "info";
   }
 }
 
@@ -382,40 +402,45 @@ void row(std::ostream& os, const std::string& label, const std::string& text) {
 void print_text(std::ostream& os, const Report& r) {
   os << "ember doctor\n\n";
   row(os, "ember", r.version + "  (" + r.build_info + ")");
-  row(os, "build", r.cuda_build == "off"  ? std::string("without CUDA")
-                   : r.cuda_build == "sim" ? "emulated CUDA (SIMT emulator), archs " + r.archs
-                                           : "CUDA, archs " + r.archs);
+  row(os, "build",
+      r.cuda_build == "off"   ? std::string("without CUDA")
+      : r.cuda_build == "sim" ? "emulated CUDA (SIMT emulator), archs " + r.archs
+                              : "CUDA, archs " + r.archs);
   std::string cuda = "runtime " + cuda_version_string(r.runtime_version) + ", driver " +
                      (r.driver_version > 0 ? "supports " + cuda_version_string(r.driver_version)
                                            : std::string("none"));
   if (!r.driver_release.empty()) cuda += " (NVIDIA " + r.driver_release + ")";
   row(os, "CUDA", r.cuda_build == "off" ? "not built in" : cuda);
   for (const Library& lib : r.libraries) {
-    row(os, lib.name, lib.version > 0 ? cuda::format_library_version(lib.key, lib.version) + "  " +
-                                            lib.path
-                                      : "not found (" + lib.error + ")");
+    row(os, lib.name,
+        lib.version > 0 ? cuda::format_library_version(lib.key, lib.version) + "  " + lib.path
+                        : "not found (" + lib.error + ")");
   }
-  row(os, "CPU", r.cpu.model + ", " + std::to_string(r.cpu.logical_cores) + " logical cores, " +
-                     std::to_string(r.cpu.ember_threads) + " ember threads");
-  row(os, "", "instruction sets: " + (r.cpu.features.empty() ? std::string("(unknown)")
-                                                             : join(r.cpu.features, " ")));
+  row(os, "CPU",
+      r.cpu.model + ", " + std::to_string(r.cpu.logical_cores) + " logical cores, " +
+          std::to_string(r.cpu.ember_threads) + " ember threads");
+  row(os, "",
+      "instruction sets: " +
+          (r.cpu.features.empty() ? std::string("(unknown)") : join(r.cpu.features, " ")));
   if (r.gpus.empty()) row(os, "GPUs", "none");
   for (const Gpu& g : r.gpus) {
     os << "\n";
     row(os, "GPU " + std::to_string(g.index),
         g.name + ", " + gib(g.total_memory) + ", compute capability " + std::to_string(g.major) +
             "." + std::to_string(g.minor) + ", " + std::to_string(g.sm_count) + " SMs");
-    row(os, "", "code: " + (g.coverage.kind == ArchCoverage::kNative ? g.coverage.via + " (native)"
-                            : g.coverage.kind == ArchCoverage::kPtx
-                                ? g.coverage.via + " PTX, JIT-compiled by the driver"
-                                : "none of " + r.archs + " runs here"));
+    row(os, "",
+        "code: " + (g.coverage.kind == ArchCoverage::kNative ? g.coverage.via + " (native)"
+                    : g.coverage.kind == ArchCoverage::kPtx
+                        ? g.coverage.via + " PTX, JIT-compiled by the driver"
+                        : "none of " + r.archs + " runs here"));
     const cuda::DeviceHealth& h = g.health;
     if (h.available) {
       char buf[256];
-      std::snprintf(buf, sizeof buf, "health: %d%% busy, %s of %s used, %d C, %.0f W / %.0f W, SM %d MHz, %zu processes",
-                    h.utilization_gpu, gib(h.memory_used).c_str(), gib(h.memory_total).c_str(),
-                    h.temperature_c, h.power_w, h.power_limit_w, h.clock_sm_mhz,
-                    h.processes.size());
+      std::snprintf(
+          buf, sizeof buf,
+          "health: %d%% busy, %s of %s used, %d C, %.0f W / %.0f W, SM %d MHz, %zu processes",
+          h.utilization_gpu, gib(h.memory_used).c_str(), gib(h.memory_total).c_str(),
+          h.temperature_c, h.power_w, h.power_limit_w, h.clock_sm_mhz, h.processes.size());
       row(os, "", buf);
     } else {
       row(os, "", "health: unavailable (" + h.error + ")");
@@ -432,9 +457,14 @@ void print_text(std::ostream& os, const Report& r) {
                           g.smoke.max_abs_error, g.smoke.matmul == SmokeTest::kOk ? "OK" : "WRONG");
             s += buf;
             break;
-          case SmokeTest::kNoKernel: s += ", matmul: no CUDA kernel in this build"; break;
-          case SmokeTest::kFailed: s += ", matmul FAILED"; break;
-          default: break;
+          case SmokeTest::kNoKernel:
+            s += ", matmul: no CUDA kernel in this build";
+            break;
+          case SmokeTest::kFailed:
+            s += ", matmul FAILED";
+            break;
+          default:
+            break;
         }
       }
       row(os, "", s);
@@ -456,10 +486,18 @@ std::string quote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -496,8 +534,9 @@ void print_json(std::ostream& os, const Report& r) {
        << ",\"version_string\":" << quote(cuda::format_library_version(l.key, l.version))
        << ",\"path\":" << quote(l.path) << ",\"error\":" << quote(l.error) << "}";
   }
-  os << "},\"cpu\":{\"model\":" << quote(r.cpu.model) << ",\"logical_cores\":" << r.cpu.logical_cores
-     << ",\"ember_threads\":" << r.cpu.ember_threads << ",\"features\":[";
+  os << "},\"cpu\":{\"model\":" << quote(r.cpu.model)
+     << ",\"logical_cores\":" << r.cpu.logical_cores << ",\"ember_threads\":" << r.cpu.ember_threads
+     << ",\"features\":[";
   for (size_t i = 0; i < r.cpu.features.size(); ++i)
     os << (i ? "," : "") << quote(r.cpu.features[i]);
   os << "]},\"gpus\":[";
@@ -507,14 +546,14 @@ void print_json(std::ostream& os, const Report& r) {
     os << (i ? "," : "") << "{\"index\":" << g.index << ",\"name\":" << quote(g.name)
        << ",\"total_memory\":" << g.total_memory << ",\"compute_capability\":"
        << quote(std::to_string(g.major) + "." + std::to_string(g.minor))
-       << ",\"sm_count\":" << g.sm_count << ",\"coverage\":{\"kind\":"
-       << quote(coverage_kind(g.coverage)) << ",\"via\":" << quote(g.coverage.via) << "}"
+       << ",\"sm_count\":" << g.sm_count
+       << ",\"coverage\":{\"kind\":" << quote(coverage_kind(g.coverage))
+       << ",\"via\":" << quote(g.coverage.via) << "}"
        << ",\"health\":{\"available\":" << (h.available ? "true" : "false")
        << ",\"error\":" << quote(h.error) << ",\"utilization_gpu\":" << h.utilization_gpu
-       << ",\"utilization_memory\":" << h.utilization_memory
-       << ",\"memory_used\":" << h.memory_used << ",\"memory_total\":" << h.memory_total
-       << ",\"temperature_c\":" << h.temperature_c << ",\"power_w\":" << number(h.power_w)
-       << ",\"power_limit_w\":" << number(h.power_limit_w)
+       << ",\"utilization_memory\":" << h.utilization_memory << ",\"memory_used\":" << h.memory_used
+       << ",\"memory_total\":" << h.memory_total << ",\"temperature_c\":" << h.temperature_c
+       << ",\"power_w\":" << number(h.power_w) << ",\"power_limit_w\":" << number(h.power_limit_w)
        << ",\"clock_sm_mhz\":" << h.clock_sm_mhz << ",\"processes\":[";
     for (size_t k = 0; k < h.processes.size(); ++k) {
       const cuda::ProcessInfo& p = h.processes[k];

@@ -62,8 +62,8 @@ struct Finding {
 
 struct Report {
   std::string version, build_info;
-  std::string cuda_build;  // "on", "sim" or "off"
-  std::string archs;       // ember::cuda_archs()
+  std::string cuda_build;                       // "on", "sim" or "off"
+  std::string archs;                            // ember::cuda_archs()
   int runtime_version = 0, driver_version = 0;  // CUDA versions (13000 = 13.0); 0: none
   std::string driver_release;                   // the NVIDIA driver, "580.65.06"; "" unknown
   int nvml_gpus = 0;  // GPUs NVML sees (a build without CUDA still finds them this way)
