@@ -95,7 +95,8 @@ struct DeviceHealth {
   std::vector<ProcessInfo> processes;  // compute processes on the device
 };
 // The health of CUDA device `device` (NVML device `device` in a build without CUDA; emulated
-// devices have none). Never throws for a missing driver or NVML; a negative ordinal is an error.
+// devices have none). Never throws for a missing driver or NVML; a negative ordinal, or with NVML
+// present one past the CUDA devices, raises "[device_health] invalid device ordinal ...".
 DeviceHealth device_health(int device = 0);
 // The NVIDIA driver release ("580.65.06") and the number of GPUs NVML sees (whatever this build
 // can use); "" and 0 without NVML.

@@ -209,7 +209,11 @@ Report collect(bool smoke) {
     g.minor = p.minor;
     g.sm_count = p.multi_processor_count;
     g.coverage = arch_coverage(r.archs, p.major, p.minor);
-    g.health = cuda::device_health(i);
+    try {
+      g.health = cuda::device_health(i);
+    } catch (const Error& e) {  // the device's PCI bus id could not be read
+      g.health.error = e.what();
+    }
     if (smoke && g.coverage.kind != ArchCoverage::kNone) g.smoke = smoke_test(i);
     r.gpus.push_back(std::move(g));
   }
