@@ -46,8 +46,8 @@ void run_pass(benchmark::State& state, Transform transform) {
 void BM_FashionPass(benchmark::State& state) { run_pass(state, {}); }
 
 void BM_FashionPassAugmented(benchmark::State& state) {
-  run_pass(state, Compose({RandomCrop(28, 4), RandomHorizontalFlip(),
-                           Normalize({0.2860}, {0.3530})}));
+  run_pass(state,
+           Compose({RandomCrop(28, 4), RandomHorizontalFlip(), Normalize({0.2860}, {0.3530})}));
 }
 
 }  // namespace

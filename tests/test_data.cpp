@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -60,7 +60,8 @@ struct TempDir {
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
@@ -226,7 +227,8 @@ TEST(Idx, ReadsEveryElementTypeBigEndian) {
 
 TEST(Idx, WriteReadRoundTripPlainAndGzip) {
   TempDir dir;
-  Tensor bytes = arange(0, 240, 1, TensorOptions(kInt64)).remainder(7).to(kUInt8).reshape({4, 6, 10});
+  Tensor bytes =
+      arange(0, 240, 1, TensorOptions(kInt64)).remainder(7).to(kUInt8).reshape({4, 6, 10});
   Tensor floats = randn({3, 5}, TensorOptions(kFloat32));
   Tensor doubles = randn({7}, TensorOptions(kFloat64));
   Tensor ints = randint(-100000, 100000, {2, 2, 2}, TensorOptions(kInt32));
@@ -344,8 +346,8 @@ TEST(FashionMNIST, ReadsPlainAndGzipDirectories) {
 TEST(FashionMNIST, MissingOrInconsistentFilesExplainThemselves) {
   TempDir dir;
   std::string e = error_of([&] { FashionMNIST(dir.path.string()); });
-  EXPECT_TRUE(contains(e, "[FashionMNIST] train-images-idx3-ubyte(.gz) not found in " +
-                              dir.path.string()))
+  EXPECT_TRUE(
+      contains(e, "[FashionMNIST] train-images-idx3-ubyte(.gz) not found in " + dir.path.string()))
       << e;
   EXPECT_TRUE(contains(e, "dataset-fashion-mnist")) << e;
 
@@ -391,7 +393,9 @@ TEST(Transforms, NormalizePerChannel) {
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0.0f, 0.5f, 2.0f, 4.0f}));
   EXPECT_EQ(Normalize({1.0}, {2.0})(x).to_vector<float>(),
             (std::vector<float>{0.0f, 0.5f, 1.0f, 1.5f}));
-  EXPECT_TRUE(contains(error_of([&] { Normalize({0.1, 0.2, 0.3}, {1, 1, 1})(x); }),
+  EXPECT_TRUE(contains(error_of([&] {
+                         Normalize({0.1, 0.2, 0.3}, {1, 1, 1})(x);
+                       }),
                        "[Normalize] 3 means for 2 channels"));
   EXPECT_TRUE(contains(error_of([] { Normalize({0.1}, {0.0}); }), "[Normalize]"));
 }
@@ -417,7 +421,7 @@ TEST(Transforms, RandomCropVisitsEveryWindowOfThePaddedImage) {
     }
     ASSERT_TRUE(found) << "the crop is not a window of the padded image";
   }
-  EXPECT_EQ(seen.size(), 25u);  // all (2 * padding + 1)^2 offsets
+  EXPECT_EQ(seen.size(), 25u);              // all (2 * padding + 1)^2 offsets
   EXPECT_TRUE(equal(RandomCrop(4)(x), x));  // no padding, full size: the identity
   EXPECT_TRUE(contains(error_of([&] { RandomCrop(5)(x); }), "[RandomCrop] crop size (5, 5)"));
 }
@@ -434,8 +438,7 @@ TEST(Transforms, RandomHorizontalFlipAndCompose) {
   EXPECT_GT(flips, 430);
   EXPECT_LT(flips, 570);
   Compose both({RandomHorizontalFlip(1.0), Normalize({1.0}, {0.5})});
-  EXPECT_EQ(both(x).to_vector<float>(),
-            (std::vector<float>{4.0f, 2.0f, 0.0f, 10.0f, 8.0f, 6.0f}));
+  EXPECT_EQ(both(x).to_vector<float>(), (std::vector<float>{4.0f, 2.0f, 0.0f, 10.0f, 8.0f, 6.0f}));
 }
 
 TEST(Transforms, RandomTransformsReproducibleAcrossWorkerCounts) {
@@ -477,8 +480,8 @@ TEST(Datasets, TensorDatasetSubsetConcat) {
   EXPECT_EQ(e.data.to_vector<float>(), (std::vector<float>{4.0f, 5.0f}));
   EXPECT_EQ(e.target.item<int64_t>(), 2);
   EXPECT_FALSE(TensorDataset(x).get(0).target.defined());
-  EXPECT_TRUE(contains(error_of([&] { TensorDataset(x, arange(5)); }),
-                       "[TensorDataset] size mismatch"));
+  EXPECT_TRUE(
+      contains(error_of([&] { TensorDataset(x, arange(5)); }), "[TensorDataset] size mismatch"));
   EXPECT_TRUE(contains(error_of([&] { ds->get(6); }), "[TensorDataset] index 6 is out of range"));
 
   Subset sub(ds, {5, 0, 3});
@@ -529,7 +532,9 @@ TEST(Datasets, RandomSplitLengthsAndFractions) {
   // A dataset object works too (moved into a shared handle).
   EXPECT_EQ(random_split(TensorDataset(arange(4)), {1, 3}, 0).size(), 2u);
 
-  EXPECT_TRUE(contains(error_of([&] { random_split(ds, {3, 7}); }),
+  EXPECT_TRUE(contains(error_of([&] {
+                         random_split(ds, {3, 7});
+                       }),
                        "[random_split] sum of input lengths (10) does not equal"));
   EXPECT_TRUE(contains(error_of([&] { random_split(ds, {2.5, 8.5}); }), "[random_split]"));
 }
@@ -759,8 +764,12 @@ TEST(DataLoader, PersistentWorkersKeepTheirThreads) {
   auto ds = std::make_shared<CountingDataset>(40);
   ds->delay = [](int64_t) { return std::chrono::microseconds(500); };  // both workers get work
   {
-    DataLoader loader(ds, DataLoaderOptions().batch_size(4).num_workers(2).persistent_workers(true)
-                              .shuffle(true).seed(1));
+    DataLoader loader(ds, DataLoaderOptions()
+                              .batch_size(4)
+                              .num_workers(2)
+                              .persistent_workers(true)
+                              .shuffle(true)
+                              .seed(1));
     for (int epoch = 0; epoch < 4; ++epoch) {
       EXPECT_TRUE(is_permutation_of_range(targets_of(loader), 40));
       EXPECT_EQ(live_threads(), baseline + 2);
@@ -831,9 +840,15 @@ TEST(DataLoader, PinnedBatchesAreRecycledAndNeverOverwrittenWhileHeld) {
   EXPECT_LE(addresses.size(), 2u * (2 * 2 + 2));
   EXPECT_LT(addresses.size(), 16u);
 
-  // Holding every batch: each keeps its own buffer and values.
+  // Holding every batch: each keeps its own buffer and values, also after the loader is gone.
   std::vector<Example> held;
-  for (auto& b : pinned) held.push_back(b);
+  {
+    DataLoader short_lived(ds, DataLoaderOptions().batch_size(4).num_workers(2).pin_memory(true));
+    for (auto& b : short_lived) held.push_back(b);
+  }
+  std::set<const void*> distinct;
+  for (const Example& b : held) distinct.insert(b.data.data_ptr());
+  EXPECT_EQ(distinct.size(), held.size());
   for (size_t k = 0; k < held.size(); ++k) {
     const int64_t first = static_cast<int64_t>(4 * k);
     EXPECT_EQ(held[k].target.to_vector<int64_t>(),
@@ -844,7 +859,8 @@ TEST(DataLoader, PinnedBatchesAreRecycledAndNeverOverwrittenWhileHeld) {
 
 TEST(DataLoader, SamplersFromTheUser) {
   auto ds = std::make_shared<CountingDataset>(10);
-  DataLoader listed(ds, DataLoaderOptions().batch_size(2).sampler(std::vector<int64_t>{9, 3, 3, 0}));
+  DataLoader listed(ds,
+                    DataLoaderOptions().batch_size(2).sampler(std::vector<int64_t>{9, 3, 3, 0}));
   EXPECT_EQ(listed.size(), 2);
   EXPECT_EQ(targets_of(listed), (std::vector<int64_t>{9, 3, 3, 0}));
 
@@ -870,18 +886,18 @@ TEST(DataLoader, OptionErrors) {
   auto ds = std::make_shared<CountingDataset>(4);
   EXPECT_TRUE(contains(error_of([&] { DataLoader(ds, DataLoaderOptions().batch_size(0)); }),
                        "[DataLoader] batch_size must be positive"));
-  EXPECT_TRUE(contains(
-      error_of([&] { DataLoader(ds, DataLoaderOptions().persistent_workers(true)); }),
-      "[DataLoader] persistent_workers option needs num_workers > 0"));
+  EXPECT_TRUE(
+      contains(error_of([&] { DataLoader(ds, DataLoaderOptions().persistent_workers(true)); }),
+               "[DataLoader] persistent_workers option needs num_workers > 0"));
   EXPECT_TRUE(contains(error_of([&] { DataLoader(ds, DataLoaderOptions().prefetch_factor(4)); }),
                        "[DataLoader] prefetch_factor option needs num_workers > 0"));
-  EXPECT_TRUE(contains(error_of([&] {
-                         DataLoader(ds, DataLoaderOptions().shuffle(true).sampler(
-                                            std::vector<int64_t>{0}));
-                       }),
-                       "mutually exclusive"));
+  EXPECT_TRUE(
+      contains(error_of([&] {
+                 DataLoader(ds, DataLoaderOptions().shuffle(true).sampler(std::vector<int64_t>{0}));
+               }),
+               "mutually exclusive"));
   EXPECT_TRUE(contains(error_of([&] { DataLoader(ds, DataLoaderOptions().num_workers(-1)); }),
                        "num_workers"));
-  EXPECT_TRUE(contains(error_of([&] { DataLoader(ds, DataLoaderOptions().timeout(-1)); }),
-                       "timeout"));
+  EXPECT_TRUE(
+      contains(error_of([&] { DataLoader(ds, DataLoaderOptions().timeout(-1)); }), "timeout"));
 }

@@ -1,6 +1,7 @@
 // DataLoader: batch plans, the worker pool with its in-order delivery window, and pinned buffers.
 #include "ember/data/dataloader.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include "data/worker_context.h"
 #include "ember/error.h"
 #include "ember/ops.h"
+#include "ops/op_utils.h"
 
 namespace ember::data {
 
@@ -66,48 +68,89 @@ std::string seconds_str(double s) {
 
 }  // namespace
 
-// Page-locked host buffers recycled between batches. A buffer is free again once no tensor
-// views its storage (the pool's own handle is the only reference left).
+// Page-locked host buffers recycled between batches. A batch tensor borrows a buffer through a
+// storage whose deleter hands the buffer back under the pool's lock, so the batch's last release
+// happens-before the buffer's next use. Leases keep the pool alive: batches may outlive the loader.
 class PinnedPool {
  public:
-  explicit PinnedPool(size_t max_buffers) : max_buffers_(max_buffers) {}
+  explicit PinnedPool(size_t max_buffers) : shared_(std::make_shared<Shared>()) {
+    shared_->max_buffers = max_buffers;
+  }
 
   // A copy of `t` in a pinned buffer; tensors not on the CPU are returned as they are.
   Tensor pin(const Tensor& t) {
     if (!t.defined() || !t.is_cpu() || t.numel() == 0) return t;
-    Tensor out;
+    const size_t nbytes = t.nbytes();
+    std::unique_ptr<Lease> lease;
+    void* data = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      Tensor* slot = nullptr;
-      for (Tensor& b : buffers_) {
-        if (b.storage().use_count() != 1) continue;
-        if (b.dtype() == t.dtype() && b.numel() >= t.numel()) {
-          slot = &b;
+      std::lock_guard<std::mutex> lock(shared_->mu);
+      std::vector<Slot>& slots = shared_->slots;
+      size_t pick = slots.size();
+      for (size_t i = 0; i < slots.size(); ++i) {
+        if (slots[i].busy) continue;
+        if (slots[i].buffer.nbytes() >= nbytes) {
+          pick = i;
           break;
         }
-        if (!slot) slot = &b;  // free but unsuitable: replaced below unless a fit turns up
+        if (pick == slots.size()) pick = i;  // free but too small: regrown below
       }
-      if (slot && (slot->dtype() != t.dtype() || slot->numel() < t.numel())) {
-        *slot = allocate(t);
-      } else if (!slot && buffers_.size() < max_buffers_) {
-        buffers_.push_back(allocate(t));
-        slot = &buffers_.back();
+      if (pick < slots.size() && slots[pick].buffer.nbytes() < nbytes) {
+        slots[pick].buffer = allocate(nbytes);
+      } else if (pick == slots.size() && slots.size() < shared_->max_buffers) {
+        slots.push_back({allocate(nbytes), false});
       }
-      // Views are taken under the lock so a buffer is never handed out twice.
-      out = slot ? slot->narrow(0, 0, t.numel()).view(t.sizes()) : allocate(t).view(t.sizes());
+      if (pick < slots.size()) {
+        slots[pick].busy = true;
+        data = slots[pick].buffer.data_ptr();
+        lease = std::make_unique<Lease>(Lease{shared_, pick});
+      }
+    }
+    Tensor out;
+    if (lease) {
+      auto impl = std::make_shared<TensorImpl>();
+      impl->storage = std::make_shared<StorageImpl>(
+          DataPtr(data, lease.get(), &PinnedPool::give_back, Device(kCPU)), nbytes);
+      lease.release();  // owned by the storage now
+      impl->sizes = t.sizes();
+      impl->strides = contiguous_strides(t.sizes());
+      impl->dtype = t.dtype();
+      impl->device = Device(kCPU);
+      impl->refresh();
+      out = Tensor(std::move(impl));
+    } else {
+      // Every buffer is held by a batch still alive: a one-off pinned allocation.
+      out = empty(t.sizes(), TensorOptions().dtype(t.dtype()).pinned_memory(true));
     }
     out.copy_(t);
     return out;
   }
 
  private:
-  static Tensor allocate(const Tensor& t) {
-    return empty({t.numel()}, TensorOptions().dtype(t.dtype()).pinned_memory(true));
+  struct Slot {
+    Tensor buffer;  // uint8, page-locked
+    bool busy;
+  };
+  struct Shared {
+    std::mutex mu;
+    std::vector<Slot> slots;
+    size_t max_buffers = 0;
+  };
+  struct Lease {
+    std::shared_ptr<Shared> shared;
+    size_t slot;
+  };
+
+  static Tensor allocate(size_t nbytes) {
+    return empty({static_cast<int64_t>(nbytes)}, TensorOptions().dtype(kUInt8).pinned_memory(true));
+  }
+  static void give_back(void*, void* ctx) {
+    std::unique_ptr<Lease> lease(static_cast<Lease*>(ctx));
+    std::lock_guard<std::mutex> lock(lease->shared->mu);
+    lease->shared->slots[lease->slot].busy = false;
   }
 
-  std::mutex mu_;
-  std::vector<Tensor> buffers_;
-  size_t max_buffers_;
+  std::shared_ptr<Shared> shared_;
 };
 
 // What every pass of a loader shares.
@@ -151,8 +194,8 @@ Example load_batch(const LoadContext& ctx, const Plan& plan, size_t b, int worke
       throw SampleError{i, "unknown exception"};
     }
   }
-  Example batch = ctx.collate ? ctx.collate(std::move(examples))
-                              : default_collate(std::move(examples));
+  Example batch =
+      ctx.collate ? ctx.collate(std::move(examples)) : default_collate(std::move(examples));
   if (ctx.pinned) {
     batch.data = ctx.pinned->pin(batch.data);
     batch.target = ctx.pinned->pin(batch.target);
@@ -242,8 +285,9 @@ class WorkerPool {
 
   void check_current(uint64_t gen) const {
     if (gen != gen_ || !plan_) {
-      throw Error("[DataLoader] this pass was ended by a newer pass over the same loader "
-                  "(persistent workers serve one pass at a time)");
+      throw Error(
+          "[DataLoader] this pass was ended by a newer pass over the same loader "
+          "(persistent workers serve one pass at a time)");
     }
   }
 
@@ -310,7 +354,9 @@ class EpochRun {
  public:
   EpochRun(std::shared_ptr<const LoadContext> ctx, std::shared_ptr<const Plan> plan,
            std::shared_ptr<WorkerPool> pool, bool owns_pool)
-      : ctx_(std::move(ctx)), plan_(std::move(plan)), pool_(std::move(pool)),
+      : ctx_(std::move(ctx)),
+        plan_(std::move(plan)),
+        pool_(std::move(pool)),
         owns_pool_(owns_pool) {
     if (pool_) gen_ = pool_->start(plan_);
   }
@@ -418,7 +464,8 @@ DataLoader::DataLoader(DatasetPtr dataset, DataLoaderOptions options, int)
   state_->window = static_cast<size_t>(o.prefetch_factor()) * static_cast<size_t>(o.num_workers());
   if (o.pin_memory()) {
     // Two tensors per batch, for every batch in flight plus the consumer's and one being copied.
-    ctx->pinned = std::make_unique<detail::PinnedPool>(2 * (std::max<size_t>(state_->window, 1) + 2));
+    ctx->pinned =
+        std::make_unique<detail::PinnedPool>(2 * (std::max<size_t>(state_->window, 1) + 2));
   }
   state_->ctx = std::move(ctx);
 }

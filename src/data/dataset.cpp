@@ -1,10 +1,11 @@
 // TensorDataset, Subset, ConcatDataset and random_split.
+#include "ember/data/dataset.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 
-#include "ember/data/dataset.h"
 #include "ember/error.h"
 #include "ember/ops.h"
 
@@ -60,8 +61,8 @@ ConcatDataset::ConcatDataset(std::vector<DatasetPtr> datasets) : datasets_(std::
 
 Example ConcatDataset::get(int64_t index) const {
   check_index("ConcatDataset", index, size());
-  const size_t k = static_cast<size_t>(
-      std::upper_bound(offsets_.begin(), offsets_.end(), index) - offsets_.begin());
+  const size_t k = static_cast<size_t>(std::upper_bound(offsets_.begin(), offsets_.end(), index) -
+                                       offsets_.begin());
   const int64_t start = k == 0 ? 0 : offsets_[k - 1];
   return datasets_[k]->get(index - start);
 }
@@ -89,8 +90,10 @@ std::vector<Subset> random_split(const DatasetPtr& dataset, const std::vector<do
   } else {
     for (double l : lengths) {
       if (l < 0.0 || l != std::floor(l)) {
-        throw ValueError("[random_split] lengths must be non-negative integers or fractions "
-                         "summing to 1, got " + std::to_string(l));
+        throw ValueError(
+            "[random_split] lengths must be non-negative integers or fractions "
+            "summing to 1, got " +
+            std::to_string(l));
       }
       counts.push_back(static_cast<int64_t>(l));
     }

@@ -1,8 +1,9 @@
 // Fashion-MNIST from its four IDX files.
+#include "ember/data/fashion_mnist.h"
+
 #include <filesystem>
 #include <string>
 
-#include "ember/data/fashion_mnist.h"
 #include "ember/data/idx.h"
 #include "ember/error.h"
 #include "ember/ops.h"
@@ -25,8 +26,7 @@ std::string locate(const std::string& root, const std::string& name) {
   throw Error("[FashionMNIST] " + name + "(.gz) not found in " + root +
               ": install Debian's dataset-fashion-mnist package (apt-get install "
               "dataset-fashion-mnist, which puts the files in " +
-              FashionMNIST::kDefaultRoot +
-              ") or pass the directory holding the four IDX files");
+              FashionMNIST::kDefaultRoot + ") or pass the directory holding the four IDX files");
 }
 
 }  // namespace
@@ -74,8 +74,8 @@ Example FashionMNIST::get(int64_t index) const {
 }
 
 const std::vector<std::string>& FashionMNIST::classes() {
-  static const std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                                 "Coat",        "Sandal",  "Shirt",    "Sneaker",
+  static const std::vector<std::string> names = {"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                                 "Coat",        "Sandal",    "Shirt",    "Sneaker",
                                                  "Bag",         "Ankle boot"};
   return names;
 }

@@ -1,4 +1,6 @@
 // IDX reader and writer over zlib's gz* streams, which read plain and gzip files alike.
+#include "ember/data/idx.h"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "ember/data/idx.h"
 #include "ember/error.h"
 #include "ember/ops.h"
 

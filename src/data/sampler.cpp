@@ -1,10 +1,11 @@
 // Sequential, random and distributed samplers.
+#include "ember/data/sampler.h"
+
 #include <limits>
 #include <numeric>
 #include <string>
 
 #include "data/seed.h"
-#include "ember/data/sampler.h"
 #include "ember/error.h"
 #include "ember/ops.h"
 #include "ember/random.h"
@@ -24,11 +25,13 @@ std::vector<int64_t> SequentialSampler::indices() const {
 }
 
 RandomSampler::RandomSampler(int64_t n)
-    : RandomSampler(n, static_cast<uint64_t>(randint(0, std::numeric_limits<int64_t>::max(), {1})
-                                                 .item<int64_t>())) {}
+    : RandomSampler(n, static_cast<uint64_t>(
+                           randint(0, std::numeric_limits<int64_t>::max(), {1}).item<int64_t>())) {}
 
 RandomSampler::RandomSampler(int64_t n, uint64_t seed, bool replacement, int64_t num_samples)
-    : n_(n), num_samples_(num_samples < 0 ? n : num_samples), seed_(seed),
+    : n_(n),
+      num_samples_(num_samples < 0 ? n : num_samples),
+      seed_(seed),
       replacement_(replacement) {
   if (n < 0) {
     throw ValueError("[RandomSampler] size must be non-negative, got " + std::to_string(n));
@@ -53,8 +56,12 @@ std::vector<int64_t> RandomSampler::indices() const {
 
 DistributedSampler::DistributedSampler(int64_t dataset_size, int64_t num_replicas, int64_t rank,
                                        bool shuffle, uint64_t seed, bool drop_last)
-    : dataset_size_(dataset_size), num_replicas_(num_replicas), rank_(rank), shuffle_(shuffle),
-      drop_last_(drop_last), seed_(seed) {
+    : dataset_size_(dataset_size),
+      num_replicas_(num_replicas),
+      rank_(rank),
+      shuffle_(shuffle),
+      drop_last_(drop_last),
+      seed_(seed) {
   if (num_replicas <= 0) {
     throw ValueError("[DistributedSampler] num_replicas must be positive, got " +
                      std::to_string(num_replicas));

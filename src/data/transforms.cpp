@@ -1,9 +1,11 @@
-// Normalize, RandomCrop, RandomHorizontalFlip, Compose, and the per-thread generator they draw from.
+// Normalize, RandomCrop, RandomHorizontalFlip, Compose, and the per-thread generator they draw
+// from.
+#include "ember/data/transforms.h"
+
 #include <sstream>
 #include <string>
 
 #include "data/worker_context.h"
-#include "ember/data/transforms.h"
 #include "ember/error.h"
 #include "ember/ops.h"
 #include "kernels/philox.h"
@@ -127,7 +129,8 @@ Tensor RandomHorizontalFlip::operator()(const Tensor& x) const {
   const double u = static_cast<double>(r.v[0] >> 8) * (1.0 / 16777216.0);  // [0, 1)
   if (u >= p_) return x;
   const int64_t w = x.size(-1);
-  return x.index_select(x.dim() - 1, arange(w - 1, -1, -1, TensorOptions(kInt64).device(x.device())));
+  return x.index_select(x.dim() - 1,
+                        arange(w - 1, -1, -1, TensorOptions(kInt64).device(x.device())));
 }
 
 Tensor Compose::operator()(const Tensor& x) const {

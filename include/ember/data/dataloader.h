@@ -30,26 +30,59 @@ class DataLoaderOptions {
   DataLoaderOptions() = default;
   explicit DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
 
-  DataLoaderOptions& batch_size(int64_t v) { batch_size_ = v; return *this; }
-  DataLoaderOptions& shuffle(bool v) { shuffle_ = v; return *this; }
+  DataLoaderOptions& batch_size(int64_t v) {
+    batch_size_ = v;
+    return *this;
+  }
+  DataLoaderOptions& shuffle(bool v) {
+    shuffle_ = v;
+    return *this;
+  }
   // Visiting order; excludes shuffle. A Sampler, a fixed index list, or a callable of the epoch.
-  DataLoaderOptions& sampler(SamplerPtr v) { sampler_ = std::move(v); return *this; }
+  DataLoaderOptions& sampler(SamplerPtr v) {
+    sampler_ = std::move(v);
+    return *this;
+  }
   DataLoaderOptions& sampler(std::vector<int64_t> indices);
   DataLoaderOptions& sampler(FunctionSampler::Function fn);
   // 0: batches are loaded in the iterating thread; N: by N worker threads.
-  DataLoaderOptions& num_workers(int v) { num_workers_ = v; return *this; }
-  DataLoaderOptions& collate(Collate v) { collate_ = std::move(v); return *this; }
+  DataLoaderOptions& num_workers(int v) {
+    num_workers_ = v;
+    return *this;
+  }
+  DataLoaderOptions& collate(Collate v) {
+    collate_ = std::move(v);
+    return *this;
+  }
   // Copy each batch into page-locked host buffers (recycled), so .to(cuda, true) can overlap.
-  DataLoaderOptions& pin_memory(bool v) { pin_memory_ = v; return *this; }
-  DataLoaderOptions& drop_last(bool v) { drop_last_ = v; return *this; }
+  DataLoaderOptions& pin_memory(bool v) {
+    pin_memory_ = v;
+    return *this;
+  }
+  DataLoaderOptions& drop_last(bool v) {
+    drop_last_ = v;
+    return *this;
+  }
   // Seconds to wait for a batch from the workers before failing; 0 waits forever.
-  DataLoaderOptions& timeout(double seconds) { timeout_ = seconds; return *this; }
+  DataLoaderOptions& timeout(double seconds) {
+    timeout_ = seconds;
+    return *this;
+  }
   // Batches in flight per worker (needs num_workers > 0).
-  DataLoaderOptions& prefetch_factor(int v) { prefetch_factor_ = v; return *this; }
+  DataLoaderOptions& prefetch_factor(int v) {
+    prefetch_factor_ = v;
+    return *this;
+  }
   // Keep the worker threads between passes (needs num_workers > 0).
-  DataLoaderOptions& persistent_workers(bool v) { persistent_workers_ = v; return *this; }
+  DataLoaderOptions& persistent_workers(bool v) {
+    persistent_workers_ = v;
+    return *this;
+  }
   // Base seed of shuffling and of random transforms; unset: drawn from the CPU default generator.
-  DataLoaderOptions& seed(uint64_t v) { seed_ = v; return *this; }
+  DataLoaderOptions& seed(uint64_t v) {
+    seed_ = v;
+    return *this;
+  }
 
   int64_t batch_size() const { return batch_size_; }
   bool shuffle() const { return shuffle_; }
@@ -80,9 +113,9 @@ class DataLoaderOptions {
 
 // Inside a worker thread (or a num_workers = 0 load): which worker, and the current batch's seed.
 struct WorkerInfo {
-  int id = 0;           // 0..num_workers-1; 0 when loading in the iterating thread
+  int id = 0;  // 0..num_workers-1; 0 when loading in the iterating thread
   int num_workers = 0;
-  uint64_t seed = 0;    // seed of the batch being loaded (data::generator() starts from it)
+  uint64_t seed = 0;  // seed of the batch being loaded (data::generator() starts from it)
 };
 // The calling thread's WorkerInfo while it loads a batch; nullopt elsewhere.
 std::optional<WorkerInfo> get_worker_info();
@@ -110,8 +143,8 @@ class DataLoader {
   };
 
   template <class D>
-    requires(!std::is_same_v<std::decay_t<D>, DataLoader>)
-  explicit DataLoader(D&& dataset, DataLoaderOptions options = {})
+  requires(!std::is_same_v<std::decay_t<D>, DataLoader>) explicit DataLoader(
+      D&& dataset, DataLoaderOptions options = {})
       : DataLoader(share_dataset(std::forward<D>(dataset)), std::move(options), 0) {}
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;

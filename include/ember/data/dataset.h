@@ -94,8 +94,8 @@ std::vector<Subset> random_split(const DatasetPtr& dataset, const std::vector<do
                                  uint64_t seed);
 // The same for a dataset object (moved into a shared handle).
 template <class D, class... Args>
-  requires std::is_base_of_v<Dataset, std::decay_t<D>>
-std::vector<Subset> random_split(D&& dataset, const std::vector<double>& lengths, Args&&... args) {
+requires std::is_base_of_v<Dataset, std::decay_t<D>> std::vector<Subset> random_split(
+    D&& dataset, const std::vector<double>& lengths, Args&&... args) {
   return random_split(share_dataset(std::forward<D>(dataset)), lengths,
                       std::forward<Args>(args)...);
 }

@@ -1,4 +1,5 @@
-// Fashion-MNIST (Zalando): 60,000 training and 10,000 test images of 28x28 grey clothing, 10 classes.
+// Fashion-MNIST (Zalando): 60,000 training and 10,000 test images of 28x28 grey clothing, 10
+// classes.
 #pragma once
 
 #include <string>

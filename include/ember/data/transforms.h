@@ -17,7 +17,8 @@ using Transform = std::function<Tensor(const Tensor&)>;
 // the CPU default generator elsewhere.
 Generator& generator();
 
-// (x - mean[c]) / std[c] per channel of a (C, ...) float tensor; one value applies to every channel.
+// (x - mean[c]) / std[c] per channel of a (C, ...) float tensor; one value applies to every
+// channel.
 class Normalize {
  public:
   Normalize(std::vector<double> mean, std::vector<double> std);
