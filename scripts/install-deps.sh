@@ -16,6 +16,7 @@ PACKAGES=(
   libgmock-dev      # unit tests (matchers)
   libbenchmark-dev  # benchmarks under bench/
   zlib1g-dev        # compressed datasets
+  dataset-fashion-mnist  # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist
   pkg-config
 )
 
