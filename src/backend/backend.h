@@ -78,7 +78,7 @@ class Backend {
     missing("matmul");
   }
 
-  // ---- indexing: indices are int64 ------------------------------------------------------------
+  // ---- indexing: indices are int64 (a device backend also takes int32 ones as they are) --------
   // The op layer checks CPU indices on the host (and wraps negative ones for index/index_put_).
   // A device backend checks them in its kernels instead (wrapping negatives for index and
   // index_put), skips the elements whose index is out of range and raises IndexError naming

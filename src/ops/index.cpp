@@ -36,6 +36,13 @@ bool check_bounds(const char* op, const Tensor& index, int64_t dim, int64_t size
   return negative;
 }
 
+// An index tensor as the backend takes it: int64, or int32 as it is on a device (converting it
+// there would be one more pass, or a trip through the host).
+Tensor index_operand(const Tensor& index, Device dev) {
+  if (!dev.is_cpu() && index.dtype() == kInt32) return to_operand(index, kInt32, dev);
+  return to_operand(index, kInt64, dev);
+}
+
 void check_int64_index(const char* op, const Tensor& index) {
   if (index.dtype() != kInt64) {
     throw TypeError(op_prefix(op) + "expected an int64 index tensor, got " + dname(index.dtype()));
@@ -70,7 +77,7 @@ Tensor index_select_impl(const char* op, const Tensor& x, int64_t dim, const Ten
   shape[dim] = index.numel();
   Tensor out = make_empty(shape, x.dtype(), dev, false, op);
   if (out.numel() > 0) {
-    backend(dev).index_select(out, in, dim, as_1d(to_operand(index, kInt64, dev)),
+    backend(dev).index_select(out, in, dim, as_1d(index_operand(index, dev)),
                               IndexCheck{op, {}});
   }
   return x.dim() == 0 ? out.view({}) : out;
@@ -224,7 +231,7 @@ IndexPlan plan_index(const char* op, const Tensor& x, const TensorList& indices)
     Tensor& t = slots[d];
     // A device backend wraps negative indices and checks ranges in its kernels.
     const bool negative = dev.is_cpu() && check_bounds(op, t, d, self.sizes()[d], true);
-    t = to_operand(t, kInt64, dev);
+    t = index_operand(t, dev);
     if (negative) t = where(lt(t, 0), add(t, self.sizes()[d]), t);
     if (first) {
       bshape = t.sizes();

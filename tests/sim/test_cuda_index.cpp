@@ -119,6 +119,14 @@ TEST(CudaIndex, NegativeIndices) {
   Tensor x = gpu(xc);
   Tensor i0 = random_ints({2, 3}, -4, 4, rng), i2 = random_ints({3}, -3, 3, rng);
   expect_same(x.index({gpu(i0), Tensor(), gpu(i2)}), xc.index({i0, Tensor(), i2}), "index");
+  // int32 indices are used as they are on the device.
+  Tensor i2s = i2.to(kInt32);
+  expect_same(x.index({gpu(i0), Tensor(), gpu(i2s)}), xc.index({i0, Tensor(), i2s}), "int32");
+  Tensor sel = random_ints({6}, 0, 4, rng).to(kInt32);
+  expect_same(index_select(x, 0, gpu(sel)), index_select(xc, 0, sel), "index_select int32");
+  Tensor bad32 = tensor(std::vector<int32_t>{1, -5}).to(kInt32);
+  EXPECT_EQ(index_error([&] { x.index({Tensor(), Tensor(), gpu(bad32)}); }),
+            "[index] index -5 is out of bounds for dimension 2 with size 3");
   // CPU index tensors may index a CUDA tensor.
   expect_same(x.index({i0}), xc.index({i0}), "cpu indices");
   Tensor rows = random_ints({9}, -4, 4, rng);

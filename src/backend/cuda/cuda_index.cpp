@@ -62,7 +62,8 @@ Shape strides_without(const Tensor& t, int64_t dim) {
 IndexArgs one_index(const Tensor& index, int64_t size, int64_t stride) {
   IndexArgs a;
   a.k = 1;
-  a.ptr[0] = static_cast<const int64_t*>(index.data_ptr());
+  a.int32_mask = index.dtype() == kInt32 ? 1u : 0u;
+  a.ptr[0] = index.data_ptr();
   a.size[0] = size;
   a.stride[0] = stride;
   return a;
@@ -93,7 +94,8 @@ AdvancedIndex plan_advanced(const Tensor& base, const TensorList& indices, const
   p.args.k = static_cast<int>(k);
   p.args.wrap = true;
   for (size_t j = 0; j < k; ++j) {
-    p.args.ptr[j] = static_cast<const int64_t*>(p.keep[j].data_ptr());
+    p.args.ptr[j] = p.keep[j].data_ptr();
+    if (p.keep[j].dtype() == kInt32) p.args.int32_mask |= 1u << j;
     p.args.size[j] = base.sizes()[j];
     p.args.stride[j] = base.strides()[j];
   }

@@ -28,7 +28,9 @@ __device__ inline bool indexed_offset(const IndexArgs& a, int64_t pos, IndexFaul
                                       int64_t& rel) {
   rel = 0;
   for (int j = 0; j < a.k; ++j) {
-    const int64_t given = a.ptr[j][pos];
+    const int64_t given = (a.int32_mask >> j) & 1u
+                              ? static_cast<int64_t>(static_cast<const int32_t*>(a.ptr[j])[pos])
+                              : static_cast<const int64_t*>(a.ptr[j])[pos];
     int64_t v = given;
     if (a.wrap && v < 0) v += a.size[j];
     if (v < 0 || v >= a.size[j]) {

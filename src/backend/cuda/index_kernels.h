@@ -20,13 +20,15 @@ struct IndexFault {
   long long size;
 };
 
-// Up to kMaxDims int64 index tensors that share one layout (operand 2 of the geometry). Element
-// j of a position adds idx_j * stride[j] to the indexed operand's offset, once
-// 0 <= idx_j < size[j] (negative values first wrap by size[j] when wrap is set).
+// Up to kMaxDims index tensors (int64, or int32 where bit j of int32_mask is set) that share
+// one layout in elements (operand 2 of the geometry). Index j of a position adds
+// idx_j * stride[j] to the indexed operand's offset, once 0 <= idx_j < size[j] (negative values
+// first wrap by size[j] when wrap is set).
 struct IndexArgs {
   int k = 0;
   bool wrap = false;
-  const int64_t* ptr[kMaxDims];
+  unsigned int32_mask = 0;
+  const void* ptr[kMaxDims];
   int64_t size[kMaxDims];
   int64_t stride[kMaxDims];
 };
