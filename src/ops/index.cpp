@@ -20,7 +20,7 @@ void check_defined(const char* op, const Tensor& t, const char* what) {
 Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
 
 // Raises for the first index outside [0, size) (or [-size, size) when negatives wrap). Used for
-// CPU tensors only: a device backend checks its indices in the kernels (Backend::index_select),
+// CPU tensors only: a device backend checks its indices in its kernels (see backend.h),
 // so they never travel to the host. Returns true when some index is negative.
 bool check_bounds(const char* op, const Tensor& index, int64_t dim, int64_t size, bool wrap) {
   if (index.numel() == 0) return false;
