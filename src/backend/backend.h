@@ -17,6 +17,13 @@ enum class RandomOp : uint8_t;
 struct ReduceParams;
 struct RandomParams;
 
+// What an index range error names: the op, and for index/index_put_ the dim of the user's tensor
+// that each index tensor indexes (index_select, gather and scatter name their dim argument).
+struct IndexCheck {
+  const char* op = "index";
+  Shape dims;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -71,26 +78,32 @@ class Backend {
     missing("matmul");
   }
 
-  // ---- indexing (indices are int64 and in range; checked by the op layer) ---------------------
-  virtual void index_select(const Tensor& out, const Tensor& in, int64_t dim,
-                            const Tensor& index) {
+  // ---- indexing: indices are int64 (a device backend also takes int32 ones as they are) --------
+  // The op layer checks CPU indices on the host (and wraps negative ones for index/index_put_).
+  // A device backend checks them in its kernels instead (wrapping negatives for index and
+  // index_put), skips the elements whose index is out of range and raises IndexError naming
+  // check.op: indices never travel to the host.
+  virtual void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
+                            const IndexCheck& check) {
     missing("index_select");
   }
-  virtual void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) {
+  virtual void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
+                      const IndexCheck& check) {
     missing("gather");
   }
   // out[..index[i]..] = src[i] (or += when accumulate) along dim.
   virtual void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
-                       bool accumulate) {
+                       bool accumulate, const IndexCheck& check) {
     missing("scatter");
   }
   // out (index shape + in.shape[k:]) = in[idx0, ..., idx{k-1}]; indices broadcast to one shape.
-  virtual void index(const Tensor& out, const Tensor& in, const TensorList& indices) {
+  virtual void index(const Tensor& out, const Tensor& in, const TensorList& indices,
+                     const IndexCheck& check) {
     missing("index");
   }
   // self[idx0, ..., idx{k-1}] = values (or +=), values broadcast to (index shape + rest).
   virtual void index_put(const Tensor& self, const TensorList& indices, const Tensor& values,
-                         bool accumulate) {
+                         bool accumulate, const IndexCheck& check) {
     missing("index_put_");
   }
   // (count, dim) int64 coordinates of non-zero elements of in.

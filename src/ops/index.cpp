@@ -1,5 +1,6 @@
 // Indexing ops: index_select, gather, scatter, advanced indexing (index, index_put_),
-// masked_select, nonzero, embedding, one_hot, tril/triu. Every index is bounds-checked here.
+// masked_select, nonzero, embedding, one_hot, tril/triu. CPU indices are bounds-checked here,
+// device indices by the backend's kernels.
 #include <algorithm>
 #include <numeric>
 
@@ -18,9 +19,9 @@ void check_defined(const char* op, const Tensor& t, const char* what) {
 // A 0-dim tensor seen as 1-D of one element (the kernels work on dims >= 1).
 Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
 
-// Raises for the first index outside [0, size) (or [-size, size) when negatives wrap). The values
-// are read on the host, so the check is the same whichever backend runs the kernel afterwards.
-// Returns true when some index is negative.
+// Raises for the first index outside [0, size) (or [-size, size) when negatives wrap). Used for
+// CPU tensors only: a device backend checks its indices in its kernels (see backend.h),
+// so they never travel to the host. Returns true when some index is negative.
 bool check_bounds(const char* op, const Tensor& index, int64_t dim, int64_t size, bool wrap) {
   if (index.numel() == 0) return false;
   bool negative = false;
@@ -33,6 +34,13 @@ bool check_bounds(const char* op, const Tensor& index, int64_t dim, int64_t size
     negative |= v < 0;
   }
   return negative;
+}
+
+// An index tensor as the backend takes it: int64, or int32 as it is on a device (converting it
+// there would be one more pass, or a trip through the host).
+Tensor index_operand(const Tensor& index, Device dev) {
+  if (!dev.is_cpu() && index.dtype() == kInt32) return to_operand(index, kInt32, dev);
+  return to_operand(index, kInt64, dev);
 }
 
 void check_int64_index(const char* op, const Tensor& index) {
@@ -64,12 +72,13 @@ Tensor index_select_impl(const char* op, const Tensor& x, int64_t dim, const Ten
                      std::to_string(index.numel()));
   }
   Tensor in = as_1d(to_operand(x, x.dtype(), dev));
-  check_bounds(op, index, dim, in.sizes()[dim], false);
+  if (dev.is_cpu()) check_bounds(op, index, dim, in.sizes()[dim], false);
   Shape shape = in.sizes();
   shape[dim] = index.numel();
   Tensor out = make_empty(shape, x.dtype(), dev, false, op);
   if (out.numel() > 0) {
-    backend(dev).index_select(out, in, dim, as_1d(to_operand(index, kInt64, dev)));
+    backend(dev).index_select(out, in, dim, as_1d(index_operand(index, dev)),
+                              IndexCheck{op, {}});
   }
   return x.dim() == 0 ? out.view({}) : out;
 }
@@ -126,7 +135,7 @@ Tensor& scatter_impl(const char* op, Tensor& self, int64_t dim, const Tensor& in
   dim = wrap_dim(op, dim, self.dim());
   check_scatter_shapes(op, self, dim, index, src.defined() ? &src : nullptr);
   Tensor s1 = as_1d(self);
-  check_bounds(op, index, dim, s1.sizes()[dim], false);
+  if (dev.is_cpu()) check_bounds(op, index, dim, s1.sizes()[dim], false);
   if (index.numel() == 0) return self;
   Tensor idx = as_1d(to_operand(index, kInt64, dev));
   if (idx.is_same_storage(self)) idx = idx.clone();
@@ -139,7 +148,7 @@ Tensor& scatter_impl(const char* op, Tensor& self, int64_t dim, const Tensor& in
   } else {
     sv = scalar_tensor(value, TensorOptions().dtype(self.dtype()).device(dev)).expand(idx.sizes());
   }
-  backend(dev).scatter(s1, dim, idx, sv, accumulate);
+  backend(dev).scatter(s1, dim, idx, sv, accumulate, IndexCheck{op, {}});
   return self;
 }
 
@@ -153,6 +162,7 @@ struct IndexPlan {
   TensorList indices;     // one per leading dim of self
   Shape result_shape;     // PyTorch's result shape
   std::vector<int64_t> perm;  // backend layout dim i is result dim perm[i]
+  std::vector<int64_t> dims;  // the dim of the (mask-expanded) input each index indexes
 };
 
 // Turns a list of index tensors (undefined = the full slice ':'; bool masks spread over as many
@@ -219,8 +229,9 @@ IndexPlan plan_index(const char* op, const Tensor& x, const TensorList& indices)
     (indexed ? idx_dims : rest_dims).push_back(d);
     if (!indexed) continue;
     Tensor& t = slots[d];
-    bool negative = check_bounds(op, t, d, self.sizes()[d], true);
-    t = to_operand(t, kInt64, dev);
+    // A device backend wraps negative indices and checks ranges in its kernels.
+    const bool negative = dev.is_cpu() && check_bounds(op, t, d, self.sizes()[d], true);
+    t = index_operand(t, dev);
     if (negative) t = where(lt(t, 0), add(t, self.sizes()[d]), t);
     if (first) {
       bshape = t.sizes();
@@ -250,6 +261,7 @@ IndexPlan plan_index(const char* op, const Tensor& x, const TensorList& indices)
   for (int64_t d : idx_dims) order.push_back(d);
   for (int64_t d : rest_dims) order.push_back(d);
   plan.self = self.permute(order);
+  plan.dims = idx_dims;
   for (int64_t d : idx_dims) plan.indices.push_back(slots[d].expand(bshape));
   for (int64_t j = 0; j < static_cast<int64_t>(rest_dims.size()); ++j) {
     if (j == at) {
@@ -295,10 +307,11 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   dim = wrap_dim(op, dim, x.dim());
   check_scatter_shapes(op, x, dim, index, nullptr);
   Tensor in = as_1d(to_operand(x, x.dtype(), dev));
-  check_bounds(op, index, dim, in.sizes()[dim], false);
+  if (dev.is_cpu()) check_bounds(op, index, dim, in.sizes()[dim], false);
   Tensor out = make_empty(index.sizes(), x.dtype(), dev, false, op);
   if (out.numel() > 0) {
-    backend(dev).gather(as_1d(out), in, dim, as_1d(to_operand(index, kInt64, dev)));
+    backend(dev).gather(as_1d(out), in, dim, as_1d(to_operand(index, kInt64, dev)),
+                        IndexCheck{op, {}});
   }
   return out;
 }
@@ -328,7 +341,8 @@ Tensor index(const Tensor& x, const TensorList& indices) {
   if (plan.indices.empty()) return x.clone();  // only full slices: a copy of x
   Tensor out = make_empty(plan.result_shape, x.dtype(), x.device(), false, "index");
   if (out.numel() > 0) {
-    backend(x.device()).index(out.permute(Shape(plan.perm)), plan.self, plan.indices);
+    backend(x.device()).index(out.permute(Shape(plan.perm)), plan.self, plan.indices,
+                              IndexCheck{"index", Shape(plan.dims)});
   }
   return out;
 }
@@ -376,7 +390,8 @@ Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values, b
   }
   if (target.numel() > 0) {
     backend(x.device()).index_put(plan.self, plan.indices,
-                                  v.expand(target).permute(Shape(plan.perm)), accumulate);
+                                  v.expand(target).permute(Shape(plan.perm)), accumulate,
+                                  IndexCheck{op, Shape(plan.dims)});
   }
   return x;
 }
@@ -462,7 +477,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   if (!vals.empty()) {
     Tensor idx = indices.unsqueeze(-1);
     Tensor one = scalar_tensor(1, TensorOptions().dtype(kInt64).device(dev)).expand(idx.sizes());
-    backend(dev).scatter(out, out.dim() - 1, idx, one, false);
+    backend(dev).scatter(out, out.dim() - 1, idx, one, false, IndexCheck{op, {}});
   }
   return out;
 }

@@ -28,14 +28,16 @@ class CpuBackend final : public Backend {
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
 
-  void index_select(const Tensor& out, const Tensor& in, int64_t dim,
-                    const Tensor& index) override;
-  void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) override;
+  void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
+                    const IndexCheck& check) override;
+  void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
+              const IndexCheck& check) override;
   void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
-               bool accumulate) override;
-  void index(const Tensor& out, const Tensor& in, const TensorList& indices) override;
+               bool accumulate, const IndexCheck& check) override;
+  void index(const Tensor& out, const Tensor& in, const TensorList& indices,
+             const IndexCheck& check) override;
   void index_put(const Tensor& self, const TensorList& indices, const Tensor& values,
-                 bool accumulate) override;
+                 bool accumulate, const IndexCheck& check) override;
   Tensor nonzero(const Tensor& in) override;
   void sort(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
             bool descending, bool stable) override;

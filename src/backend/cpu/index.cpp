@@ -101,7 +101,7 @@ Tensor index_offsets(const Tensor& in, const TensorList& indices) {
 // ---- index_select and gather --------------------------------------------------------------------
 
 void CpuBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
-                              const Tensor& index) {
+                              const Tensor& index, const IndexCheck&) {
   if (out.numel() == 0) return;
   // in seen with out's sizes and stride 0 along dim; the index walks along dim only.
   Shape in_st = in.strides();
@@ -113,7 +113,8 @@ void CpuBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
   gather_runs(out, in_r, idx_r, in.strides()[dim] * static_cast<int64_t>(in.element_size()));
 }
 
-void CpuBackend::gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) {
+void CpuBackend::gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
+                        const IndexCheck&) {
   if (out.numel() == 0) return;
   Shape in_st = in.strides();
   in_st[dim] = 0;
@@ -127,7 +128,7 @@ void CpuBackend::gather(const Tensor& out, const Tensor& in, int64_t dim, const 
 // order. Two positions that differ off `dim` never write the same element, so duplicates along
 // `dim` accumulate without races and the last write wins, as in a serial loop.
 void CpuBackend::scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
-                         bool accumulate) {
+                         bool accumulate, const IndexCheck&) {
   if (index.numel() == 0) return;
   const int64_t k = index.sizes()[dim];
   Shape sizes = drop_dim(index.sizes(), dim);
@@ -167,7 +168,8 @@ void CpuBackend::scatter(const Tensor& out, int64_t dim, const Tensor& index, co
 
 // ---- advanced indexing --------------------------------------------------------------------------
 
-void CpuBackend::index(const Tensor& out, const Tensor& in, const TensorList& indices) {
+void CpuBackend::index(const Tensor& out, const Tensor& in, const TensorList& indices,
+                       const IndexCheck&) {
   if (out.numel() == 0) return;
   const size_t k = indices.size();
   const size_t m = indices[0].sizes().size();
@@ -186,7 +188,7 @@ void CpuBackend::index(const Tensor& out, const Tensor& in, const TensorList& in
 // Threads split the trailing (non-indexed) positions; each visits the index positions in order,
 // so repeated indices accumulate correctly and the last write wins without accumulate.
 void CpuBackend::index_put(const Tensor& self, const TensorList& indices, const Tensor& values,
-                           bool accumulate) {
+                           bool accumulate, const IndexCheck&) {
   const size_t k = indices.size();
   const Shape& ishape = indices[0].sizes();
   const size_t m = ishape.size();

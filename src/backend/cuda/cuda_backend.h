@@ -12,6 +12,23 @@ class CudaBackend final : public Backend {
 
   void copy(const Tensor& dst, const Tensor& src) override;
   void fill(const Tensor& dst, Scalar value) override;
+
+  // Indexing and sorting (cuda_index.cpp): indices are checked on the device.
+  void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
+                    const IndexCheck& check) override;
+  void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
+              const IndexCheck& check) override;
+  void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
+               bool accumulate, const IndexCheck& check) override;
+  void index(const Tensor& out, const Tensor& in, const TensorList& indices,
+             const IndexCheck& check) override;
+  void index_put(const Tensor& self, const TensorList& indices, const Tensor& values,
+                 bool accumulate, const IndexCheck& check) override;
+  Tensor nonzero(const Tensor& in) override;
+  void sort(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim,
+            bool descending, bool stable) override;
+  void topk(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k, int64_t dim,
+            bool largest, bool sorted) override;
 };
 
 CudaBackend& cuda_backend();
