@@ -15,6 +15,28 @@ const bool kEnvSet = [] { return setenv("EMBER_SIM_DEVICES", "2", 1) == 0; }();
 
 }  // namespace
 
+// Transfers only (copy kernels): the gradient walks back from the host through cuda:1 to cuda:0.
+TEST(AutogradCudaSim, TransfersCarryGradientsBack) {
+  ASSERT_TRUE(kEnvSet);
+  ASSERT_EQ(cuda::device_count(), 2);
+  Tensor x = tensor({1.0f, 2.0f, 3.0f}, {}, TensorOptions().device(Device("cuda:0")))
+                 .requires_grad_();
+  Tensor y = x.to(Device("cuda:1")).to(kFloat64).cpu();
+  EXPECT_EQ(y.grad_fn()->name(), "ToCopyBackward0");
+  y.backward(tensor({0.5, -1.0, 4.0}, {}, kFloat64));
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().device(), Device("cuda:0"));
+  EXPECT_EQ(x.grad().dtype(), kFloat32);
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{0.5f, -1.0f, 4.0f}));
+  // A CPU leaf sent to a device gets its gradient back on the CPU.
+  Tensor w = tensor({1.0f, 2.0f}, {}, kFloat32).requires_grad_();
+  Tensor on_device = w.to(Device("cuda:1"));
+  on_device.backward(full({2}, 3.0f, TensorOptions().device(Device("cuda:1"))));
+  EXPECT_TRUE(w.grad().is_cpu());
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{3.0f, 3.0f}));
+}
+
+// Arithmetic on the devices (element-wise and reduction kernels).
 TEST(AutogradCudaSim, BackwardOnDevice) {
   ASSERT_TRUE(kEnvSet);
   Tensor x = tensor({1.0f, 2.0f, 3.0f}, {}, TensorOptions().device(Device("cuda:0")))
