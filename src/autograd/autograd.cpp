@@ -383,7 +383,7 @@ Tensor embed(const Tensor& g, const Shape& shape,
 
 Tensor as_strided_backward(const Tensor& g, const Shape& base_sizes, const Shape& base_strides,
                            int64_t base_offset, const Shape& sizes, const Shape& strides,
-                           int64_t offset, int64_t /*storage_numel*/) {
+                           int64_t offset) {
   // Dims a view repeats (stride 0) receive the sum of their gradients, written once.
   Shape vs = sizes;
   std::vector<int64_t> rep;
@@ -414,7 +414,7 @@ void regenerate_view(const Tensor& view) {
   int64_t bo = base.storage_offset(), vo = i.offset;
   auto node = std::make_shared<FunctionNode>(
       "AsStridedBackward0", [=](const TensorList& g, const GradContext&) {
-        return TensorList{as_strided_backward(g[0], bs, bst, bo, vs, vst, vo, 0)};
+        return TensorList{as_strided_backward(g[0], bs, bst, bo, vs, vst, vo)};
       });
   node->mutable_next_edges().push_back(gradient_edge(base));
   node->mutable_grad_meta().push_back({i.sizes, i.dtype, i.device});

@@ -152,9 +152,9 @@ Tensor sum_to(const Tensor& g, const Shape& shape);
 // zeros(shape) with region(z) = g: the backward of views that select a region.
 Tensor embed(const Tensor& g, const Shape& shape, const std::function<Tensor(const Tensor&)>& region);
 // The backward of a strided view (sizes, strides, offset) of a tensor with geometry base_*
-// over a storage of storage_numel elements.
+// over the same storage (offsets and strides in storage elements).
 Tensor as_strided_backward(const Tensor& g, const Shape& base_sizes, const Shape& base_strides,
                            int64_t base_offset, const Shape& sizes, const Shape& strides,
-                           int64_t offset, int64_t storage_numel);
+                           int64_t offset);
 
 }  // namespace ember::autograd

@@ -368,7 +368,7 @@ Tensor Tensor::as_strided(const Shape& sz, const Shape& st, int64_t offset) cons
   return view_result("AsStridedBackward0", *this, make_view(*this, sz, st, offset),
                      [bs = sizes(), bst = strides(), bo = storage_offset(), sz, st,
                       offset](const Tensor& g) {
-                       return autograd::as_strided_backward(g, bs, bst, bo, sz, st, offset, 0);
+                       return autograd::as_strided_backward(g, bs, bst, bo, sz, st, offset);
                      });
 }
 
