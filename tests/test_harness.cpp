@@ -2,6 +2,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -169,6 +170,121 @@ void run_case(const OpCase& c, Device dev) {
   }
 }
 
+// ---- gradcheck ----------------------------------------------------------------------------------
+
+std::vector<std::string>& unmatched_gradchecks() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+// sum(out_k * w_k) over the checked outputs, as a host double.
+double loss_value(const OpCase& c, const TensorList& outs, const TensorList& weights) {
+  double total = 0;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!weights[k].defined()) continue;
+    total += (outs[k].to(kFloat64) * weights[k]).sum().item<double>();
+  }
+  (void)c;
+  return total;
+}
+
+// Analytical gradients (backward of a random weighting of the outputs) against central finite
+// differences, in float64. Inputs enter the op as clones of leaves, so in-place cases work too.
+void run_gradcheck(const OpCase& c, Device dev) {
+  const GradCheck& gc = *c.gradcheck;
+  std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>{}(c.name)) + 7);
+  TensorList host;
+  if (c.make_inputs) {
+    host = c.make_inputs(kFloat64, rng);
+  } else {
+    for (const InputSpec& s : c.inputs) host.push_back(make_input(s, kFloat64, rng));
+  }
+  std::vector<size_t> diff = gc.inputs;
+  if (diff.empty()) {
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (host[i].dtype() == kFloat64) diff.push_back(i);
+    }
+  }
+  ASSERT_FALSE(diff.empty()) << c.name << ": no differentiable input";
+  auto run_on = [&](const TensorList& values) {
+    TensorList placed;
+    for (const Tensor& t : values) placed.push_back(t.to(dev, false, true));
+    return placed;
+  };
+
+  TensorList leaves = run_on(host);
+  TensorList args = leaves;
+  for (size_t i : diff) {
+    leaves[i].requires_grad_(true);
+    args[i] = leaves[i].clone();
+  }
+  TensorList outs = c.run(args);
+  TensorList weights(outs.size());
+  std::normal_distribution<double> normal;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    bool chosen = gc.outputs.empty()
+                      ? is_floating_point(outs[k].dtype())
+                      : std::find(gc.outputs.begin(), gc.outputs.end(), k) != gc.outputs.end();
+    if (!chosen || !outs[k].requires_grad()) continue;
+    std::vector<double> w(static_cast<size_t>(outs[k].numel()));
+    for (double& v : w) v = normal(rng);
+    weights[k] = tensor(w, outs[k].sizes(), kFloat64).to(dev);
+  }
+  Tensor loss;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!weights[k].defined()) continue;
+    Tensor term = (outs[k].to(kFloat64) * weights[k]).sum();
+    loss = loss.defined() ? loss + term : term;
+  }
+  ASSERT_TRUE(loss.defined()) << c.name << ": no output requires grad";
+  TensorList grad_inputs;
+  for (size_t i : diff) grad_inputs.push_back(leaves[i]);
+  TensorList analytic;
+  try {
+    analytic = autograd::grad({loss}, grad_inputs, {}, std::nullopt, false, true);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << c.name << " [" << dev << "] backward threw: " << e.what();
+    return;
+  }
+
+  const double eps = 1e-6;
+  NoGradGuard no_grad;
+  for (size_t n = 0; n < diff.size(); ++n) {
+    const size_t i = diff[n];
+    std::vector<double> base = host[i].to_vector<double>();
+    std::vector<double> got = analytic[n].defined()
+                                  ? analytic[n].to_vector<double>()
+                                  : std::vector<double>(base.size(), 0.0);
+    ASSERT_EQ(got.size(), base.size()) << c.name << ": gradient of input " << i;
+    for (size_t j = 0; j < base.size(); ++j) {
+      double fx[2];
+      for (int side = 0; side < 2; ++side) {
+        std::vector<double> v = base;
+        v[j] += side == 0 ? eps : -eps;
+        TensorList vals = host;
+        vals[i] = tensor(v, host[i].sizes(), kFloat64);
+        fx[side] = loss_value(c, c.run(run_on(vals)), weights);
+      }
+      double num = (fx[0] - fx[1]) / (2 * eps);
+      if (std::fabs(got[j] - num) > gc.atol + gc.rtol * std::fabs(num)) {
+        ADD_FAILURE() << c.name << " [" << dev << "] d/d input " << i << " element " << j
+                      << ": analytical " << got[j] << ", numerical " << num;
+        return;
+      }
+    }
+  }
+}
+
+class GradTest : public ::testing::Test {
+ public:
+  GradTest(const OpCase* c, Device d) : case_(c), dev_(d) {}
+  void TestBody() override { run_gradcheck(*case_, dev_); }
+
+ private:
+  const OpCase* case_;
+  Device dev_;
+};
+
 class CaseTest : public ::testing::Test {
  public:
   CaseTest(const OpCase* c, Device d) : case_(c), dev_(d) {}
@@ -202,8 +318,36 @@ TEST(Harness, CatchesUnwrittenAndWrongOutputs) {
   EXPECT_NONFATAL_FAILURE(run_case(wrong, Device(kCPU)), "normalised error");
 }
 
+TEST(Harness, GradchecksNameRealCases) {
+  EXPECT_TRUE(unmatched_gradchecks().empty())
+      << "gradcheck for an unknown case: " << unmatched_gradchecks().front();
+}
+
+// The gradcheck itself must catch a wrong derivative.
+TEST(Harness, GradcheckCatchesWrongDerivatives) {
+  OpCase wrong{"wrong_grad", {kFloat64}, {{{3}}},
+               [](const TensorList& in) {
+                 // Forward x^2, but the recorded graph says 3x.
+                 Tensor fwd = (in[0] * in[0]).detach();
+                 Tensor lin = in[0] * 1.5;
+                 return TensorList{lin + (fwd - lin.detach())};
+               },
+               [](const std::vector<Ref>& in, DType) { return std::vector<Ref>{in[0]}; }};
+  wrong.gradcheck = GradCheck{};
+  EXPECT_NONFATAL_FAILURE(run_gradcheck(wrong, Device(kCPU)), "numerical");
+}
+
 int main(int argc, char** argv) {
+  unmatched_gradchecks() = attach_gradchecks();
   for (const OpCase& c : registered_cases()) {
+    if (c.gradcheck) {
+      for (Device d : devices()) {
+        std::string dev = d.is_cpu() ? "cpu" : "cuda";
+        ::testing::RegisterTest("Grad", (c.name + "/" + dev).c_str(), nullptr, nullptr, __FILE__,
+                                __LINE__,
+                                [&c, d]() -> ::testing::Test* { return new GradTest(&c, d); });
+      }
+    }
     for (Device d : devices()) {
       std::string dev = d.is_cpu() ? "cpu" : "cuda";
       ::testing::RegisterTest("Op", (c.name + "/" + dev).c_str(), nullptr, nullptr, __FILE__,

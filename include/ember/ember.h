@@ -1,6 +1,7 @@
 // ember: tensors on the CPU or CUDA devices, with PyTorch's names. The one header to include.
 #pragma once
 
+#include "ember/autograd.h"
 #include "ember/cuda.h"
 #include "ember/data.h"
 #include "ember/device.h"

@@ -50,6 +50,8 @@ Tensor tensor(std::initializer_list<bool> values, const Shape& shape = {},
 // Wraps existing host memory without copying; the caller keeps it alive. strides empty = row-major.
 Tensor from_blob(void* data, const Shape& sizes, TensorOptions options = {},
                  const Shape& strides = {});
+// t, made a leaf that requires grad when options.requires_grad() is set.
+Tensor as_leaf(Tensor t, const TensorOptions& options);
 
 // ---- random (Philox4x32-10; the same seed gives the same numbers on every device) -----------------
 // Seeds the CPU generator and every CUDA device's generator.

@@ -1,7 +1,9 @@
 // Storage: a reference-counted block of device memory, and the allocator interface behind it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -63,10 +65,14 @@ class StorageImpl {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return data_.device(); }
   const DataPtr& data_ptr() const { return data_; }
+  // Bumped by every in-place write through any view of this storage (autograd's version counter).
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   DataPtr data_;
   size_t nbytes_;
+  std::atomic<uint32_t> version_{0};
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

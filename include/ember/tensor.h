@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -42,18 +43,31 @@ class TensorOptions {
     o.pinned_ = p;
     return o;
   }
+  // Factories return a leaf that requires grad (floating dtypes only).
+  TensorOptions requires_grad(bool r) const {
+    TensorOptions o = *this;
+    o.requires_grad_ = r;
+    return o;
+  }
 
   // The dtype, or the default float dtype when none was set.
   DType dtype() const { return dtype_.value_or(default_dtype()); }
   bool has_dtype() const { return dtype_.has_value(); }
   Device device() const { return device_; }
   bool pinned_memory() const { return pinned_; }
+  bool requires_grad() const { return requires_grad_; }
 
  private:
   std::optional<DType> dtype_;
   Device device_ = Device(kCPU);
   bool pinned_ = false;
+  bool requires_grad_ = false;
 };
+
+namespace autograd {
+class Node;
+struct AutogradMeta;
+}  // namespace autograd
 
 // The shared state behind a Tensor handle.
 struct TensorImpl {
@@ -65,6 +79,13 @@ struct TensorImpl {
   Device device;
   int64_t numel = 0;
   bool contiguous = true;
+  // Autograd state (requires_grad, grad, grad_fn, hooks); null for tensors outside autograd.
+  std::shared_ptr<autograd::AutogradMeta> autograd;
+  // For views: the tensor whose storage this one views (never itself a view), the storage
+  // version its grad_fn was made at, and whether it was made with grad mode off.
+  std::shared_ptr<TensorImpl> view_base;
+  uint32_t view_version = 0;
+  bool view_no_grad = false;
 
   // Recomputes numel and the contiguity flag after sizes/strides change.
   void refresh();
@@ -130,6 +151,41 @@ class Tensor {
   Tensor clone() const;
   // Copies src (broadcast to this shape, any dtype/device) into this tensor.
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
+
+  // ---- autograd (docs/autograd.md) --------------------------------------------------------------
+  // True for leaves that require grad and for results of ops on such tensors (in grad mode).
+  bool requires_grad() const;
+  // Makes a leaf require grad (floating dtypes only); false only on leaves.
+  Tensor& requires_grad_(bool requires_grad = true);
+  // A leaf: created by the user (or requires no grad), not by a recorded op.
+  bool is_leaf() const;
+  // The accumulated gradient (leaves, and non-leaves after retain_grad()); undefined when none.
+  Tensor grad() const;
+  // The gradient slot itself, for optimizers: assign, zero or reset it.
+  Tensor& mutable_grad() const;
+  // The node that made this tensor (null for leaves) and which of its outputs this is.
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  uint32_t output_nr() const;
+  // Counts in-place modifications of the storage (shared by views); saved tensors check it.
+  uint32_t _version() const;
+  // Accumulates d(this)/d(leaf) into every leaf's grad(). gradient defaults to 1 for a
+  // one-element tensor; retain_graph defaults to create_graph.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // A non-leaf keeps its gradient in grad() after backward.
+  void retain_grad() const;
+  bool retains_grad() const;
+  // Shares storage (and the version counter), outside the graph.
+  Tensor detach() const;
+  Tensor& detach_();
+  // Runs on this tensor's gradient during backward, in registration order; returns a handle.
+  size_t register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void remove_hook(size_t handle) const;
+  // Leaves only: runs after the gradient was accumulated into grad().
+  size_t register_post_accumulate_grad_hook(std::function<void(Tensor&)> hook) const;
+  // Whether this tensor is a view of another one's storage, and that tensor.
+  bool is_view() const;
+  Tensor _base() const;
 
   // ---- views (share storage) ------------------------------------------------------------------
   Tensor view(const Shape& shape) const;

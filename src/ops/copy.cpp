@@ -1,7 +1,30 @@
 // copy_, to(), contiguous, clone, fill_, zero_: moving and converting data.
+#include "autograd/function.h"
 #include "ops/op_utils.h"
 
 namespace ember {
+
+namespace {
+
+// The write of copy_: every in-place op ends in this or another backend write, each of which
+// bumps the storage's version once.
+void copy_raw(Tensor& self, const Tensor& src, bool non_blocking) {
+  if (self.numel() == 0) return;
+  Tensor s = src.expand(self.sizes());
+  if (self.storage()) self.storage()->bump_version();
+  if (self.device() == s.device()) {
+    if (s.is_same(self)) return;
+    // A source that shares memory with the destination is read in full before any write.
+    if (s.is_same_storage(self)) s = s.clone();
+    backend(self.device()).copy(self, s);
+    return;
+  }
+  // A transfer between the host and a device (or two devices) is done by the device's backend.
+  (void)non_blocking;
+  backend(self.is_cpu() ? s.device() : self.device()).copy(self, s);
+}
+
+}  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   if (!src.defined()) throw ValueError("[copy_] the source tensor is undefined");
@@ -10,26 +33,25 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
     throw ValueError("[copy_] the source of shape " + shape_str(src) +
                      " cannot be broadcast to the destination of shape " + shape_str(*this));
   }
-  if (numel() == 0) return *this;
-  Tensor s = src.expand(sizes());
-  if (device() == s.device()) {
-    if (s.is_same(*this)) return *this;
-    // A source that shares memory with the destination is read in full before any write.
-    if (s.is_same_storage(*this)) s = s.clone();
-    backend(device()).copy(*this, s);
-    return *this;
-  }
-  // A transfer between the host and a device (or two devices) is done by the device's backend.
-  (void)non_blocking;
-  backend(is_cpu() ? s.device() : device()).copy(*this, s);
-  return *this;
+  return autograd::inplace(
+      "copy_", *this, {&src}, [&] { copy_raw(*this, src, non_blocking); },
+      [&](const Tensor&) { return src.to(device(), dtype()).expand(sizes()); });
 }
 
 Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) const {
   device = resolve_device(device);
   if (!copy && device == this->device() && dtype == this->dtype()) return *this;
   Tensor out = make_empty(sizes(), dtype, device, false, "to");
-  out.copy_(*this, non_blocking);
+  copy_raw(out, *this, non_blocking);
+  if (autograd::needs_grad({this})) {
+    // Back to where the input lives: a graph may span devices and dtypes.
+    Device src_dev = this->device();
+    DType src_t = this->dtype();
+    autograd::record("ToCopyBackward0", {*this}, {out}, {},
+                     [src_dev, src_t](const TensorList& g, const autograd::GradContext&) {
+                       return TensorList{g[0].to(src_dev, src_t)};
+                     });
+  }
   return out;
 }
 
@@ -57,12 +79,25 @@ Tensor Tensor::contiguous() const {
 Tensor Tensor::clone() const {
   Tensor out = make_empty(sizes(), dtype(), device(), false, "clone");
   if (numel() > 0) backend(device()).copy(out, *this);
+  if (autograd::needs_grad({this})) {
+    autograd::record("CloneBackward0", {*this}, {out}, {},
+                     [](const TensorList& g, const autograd::GradContext&) { return TensorList{g[0]}; });
+  }
   return out;
 }
 
 Tensor& Tensor::fill_(Scalar value) {
-  if (numel() > 0) backend(device()).fill(*this, value);
-  return *this;
+  return autograd::inplace(
+      "fill_", *this, {},
+      [&] {
+        if (storage()) storage()->bump_version();
+        if (numel() > 0) backend(device()).fill(*this, value);
+      },
+      [&](const Tensor& s) {
+        Tensor r = autograd::no_grad([&] { return full_like(s, value); });
+        autograd::record_constant("FillBackward0", s, r);
+        return r;
+      });
 }
 
 Tensor& Tensor::zero_() { return fill_(0); }

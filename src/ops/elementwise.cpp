@@ -1,6 +1,8 @@
 // Element-wise ops: type promotion, broadcasting, in-place rules; the math is in kernels/.
 #include <cmath>
 
+#include "autograd/function.h"
+#include "ops/elementwise_grad.h"
 #include "ops/op_utils.h"
 
 namespace ember {
@@ -99,6 +101,7 @@ Tensor unary_op(const char* name, UnaryOp op, UnaryKind kind, const Tensor& x,
   Tensor in = to_operand(x, ct, x.device());
   Tensor out = make_empty(x.sizes(), out_t, x.device(), false, name);
   if (out.numel() > 0) backend(x.device()).unary(op, out, in, p);
+  if (autograd::needs_grad({&x})) record_unary(op, x, out, p);
   return out;
 }
 
@@ -109,8 +112,14 @@ Tensor& unary_inplace(const char* name, UnaryOp op, UnaryKind kind, Tensor& x,
     throw TypeError(op_prefix(name) + "result type " + std::string(dtype_name(ct)) +
                     " can't be cast to the desired output type " + std::string(dtype_name(x.dtype())));
   }
-  if (x.numel() > 0) backend(x.device()).unary(op, x, x, p);
-  return x;
+  return autograd::inplace(
+      name, x, {},
+      [&] {
+        if (x.storage()) x.storage()->bump_version();
+        if (x.numel() > 0) backend(x.device()).unary(op, x, x, p);
+      },
+      [&](const Tensor& s) { return unary_op(name, op, kind, s, p); },
+      op == UnaryOp::Abs || op == UnaryOp::Log);
 }
 
 }  // namespace
@@ -232,11 +241,23 @@ Tensor binary_into(const char* name, BinaryOp op, const BinaryPlan& pl, const Te
   return out;
 }
 
+Tensor binary_planned(const char* name, BinaryOp op, const BinaryPlan& pl, const Tensor& a,
+                      const Tensor& b, const ElementwiseParams& p) {
+  if (!autograd::needs_grad({&a, &b})) {
+    return binary_into(name, op, pl, a, b, p, make_empty(pl.shape, pl.out, pl.device, false, name));
+  }
+  Tensor out = autograd::no_grad([&] {
+    return binary_into(name, op, pl, a, b, p, make_empty(pl.shape, pl.out, pl.device, false, name));
+  });
+  record_binary(op, a, b, out, p);
+  return out;
+}
+
 Tensor binary_op(const char* name, BinaryOp op, BinaryKind kind, const Tensor& a, const Tensor& b,
                  ElementwiseParams p = {1.0}) {
   if (!a.defined() || !b.defined()) throw ValueError(op_prefix(name) + "an input tensor is undefined");
   BinaryPlan pl = plan_binary(name, op, kind, a, b, result_type(a, b));
-  return binary_into(name, op, pl, a, b, p, make_empty(pl.shape, pl.out, pl.device, false, name));
+  return binary_planned(name, op, pl, a, b, p);
 }
 
 Tensor binary_op(const char* name, BinaryOp op, BinaryKind kind, const Tensor& a, Scalar s,
@@ -245,13 +266,13 @@ Tensor binary_op(const char* name, BinaryOp op, BinaryKind kind, const Tensor& a
   DType common = result_type(a, s);
   Tensor b = scalar_tensor(s, TensorOptions().dtype(common).device(a.device()));
   BinaryPlan pl = plan_binary(name, op, kind, a, b, common);
-  return binary_into(name, op, pl, a, b, p, make_empty(pl.shape, pl.out, pl.device, false, name));
+  return binary_planned(name, op, pl, a, b, p);
 }
 
 // In place: self is the output; the broadcast shape must be self's and the result dtype must be
 // castable to self's dtype.
-Tensor& binary_inplace(const char* name, BinaryOp op, BinaryKind kind, Tensor& self,
-                       const Tensor& other, DType common, ElementwiseParams p) {
+Tensor& binary_inplace_raw(const char* name, BinaryOp op, BinaryKind kind, Tensor& self,
+                           const Tensor& other, DType common, ElementwiseParams p) {
   BinaryPlan pl = plan_binary(name, op, kind, self, other, common);
   if (pl.shape != self.sizes()) {
     throw ValueError(op_prefix(name) + "output with shape " + shape_str(self) +
@@ -268,12 +289,27 @@ Tensor& binary_inplace(const char* name, BinaryOp op, BinaryKind kind, Tensor& s
                     std::string(dtype_name(self.dtype())));
   }
   if (pl.out == self.dtype() && !other.is_same_storage(self)) {
+    if (self.storage()) self.storage()->bump_version();
     binary_into(name, op, pl, self, other, p, self);
   } else {
     self.copy_(binary_into(name, op, pl, self, other, p,
                            make_empty(pl.shape, pl.out, pl.device, false, name)));
   }
   return self;
+}
+
+// Formulas that read self's old value (mul_, div_, ...) get a clone of it under autograd.
+bool reads_self(BinaryOp op) { return op != BinaryOp::Add && op != BinaryOp::Sub; }
+
+Tensor& binary_inplace(const char* name, BinaryOp op, BinaryKind kind, Tensor& self,
+                       const Tensor& other, DType common, ElementwiseParams p) {
+  return autograd::inplace(
+      name, self, {&other}, [&] { binary_inplace_raw(name, op, kind, self, other, common, p); },
+      [&](const Tensor& s) {
+        BinaryPlan pl = plan_binary(name, op, kind, s, other, common);
+        return binary_planned(name, op, pl, s, other, p);
+      },
+      reads_self(op));
 }
 
 Tensor& binary_inplace(const char* name, BinaryOp op, BinaryKind kind, Tensor& self,
@@ -359,6 +395,7 @@ Tensor pow(const Tensor& a, Scalar e) {
   Tensor in = to_operand(a, t, a.device());
   Tensor out = make_empty(a.sizes(), t, a.device(), false, "pow");
   if (out.numel() > 0) backend(a.device()).unary(UnaryOp::PowScalar, out, in, {e.to_double()});
+  if (autograd::needs_grad({&a})) record_unary(UnaryOp::PowScalar, a, out, {e.to_double()});
   return out;
 }
 Tensor pow(Scalar a, const Tensor& b) {
@@ -439,8 +476,8 @@ bool equal(const Tensor& a, const Tensor& b) {
 
 namespace {
 
-Tensor ternary_op(const char* name, TernaryOp op, const Tensor& a, const Tensor& b,
-                  const Tensor& c, DType ct, ElementwiseParams p, bool float_only) {
+Tensor ternary_raw(const char* name, TernaryOp op, const Tensor& a, const Tensor& b,
+                   const Tensor& c, DType ct, ElementwiseParams p, bool float_only) {
   Device dev = common_device(name, {&a, &b, &c});
   if (float_only && !is_floating_point(ct)) ct = default_dtype();
   Shape shape = broadcast_shapes(name, broadcast_shapes(name, a.sizes(), b.sizes()), c.sizes());
@@ -449,6 +486,14 @@ Tensor ternary_op(const char* name, TernaryOp op, const Tensor& a, const Tensor&
   Tensor z = to_operand(c, ct, dev).expand(shape);
   Tensor out = make_empty(shape, ct, dev, false, name);
   if (out.numel() > 0) backend(dev).ternary(op, out, x, y, z, p);
+  return out;
+}
+
+Tensor ternary_op(const char* name, TernaryOp op, const Tensor& a, const Tensor& b,
+                  const Tensor& c, DType ct, ElementwiseParams p, bool float_only) {
+  if (!autograd::needs_grad({&a, &b, &c})) return ternary_raw(name, op, a, b, c, ct, p, float_only);
+  Tensor out = autograd::no_grad([&] { return ternary_raw(name, op, a, b, c, ct, p, float_only); });
+  record_ternary(op, a, b, c, out, p);
   return out;
 }
 
@@ -463,6 +508,11 @@ DType result_type3(const Tensor& a, const Tensor& b, const Tensor& c) {
 }  // namespace
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (autograd::needs_grad({&a, &b})) {
+    Tensor out = autograd::no_grad([&] { return where(cond, a, b); });
+    record_where(cond, a, b, out);
+    return out;
+  }
   if (cond.dtype() != kBool && cond.dtype() != kUInt8) {
     throw TypeError("[where] expected condition to be a boolean tensor, but got a tensor with dtype " +
                     std::string(dtype_name(cond.dtype())));
@@ -499,6 +549,7 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   Tensor in = to_operand(x, ct, x.device());
   Tensor out = make_empty(x.sizes(), ct, x.device(), false, "clamp");
   if (out.numel() > 0) backend(x.device()).unary(UnaryOp::Clamp, out, in, p);
+  if (autograd::needs_grad({&x})) record_unary(UnaryOp::Clamp, x, out, p);
   return out;
 }
 
@@ -561,7 +612,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value) {
 namespace {
 // In-place ops built from their out-of-place form: the result must keep self's shape and be
 // castable to self's dtype.
-Tensor& copy_checked_inplace(const char* name, Tensor& self, const Tensor& result) {
+void check_inplace_result(const char* name, const Tensor& self, const Tensor& result) {
   if (result.sizes() != self.sizes()) {
     throw ValueError(op_prefix(name) + "output with shape " + shape_str(self) +
                      " doesn't match the broadcast shape " + shape_str(result));
@@ -571,7 +622,25 @@ Tensor& copy_checked_inplace(const char* name, Tensor& self, const Tensor& resul
                     " can't be cast to the desired output type " +
                     std::string(dtype_name(self.dtype())));
   }
-  return self.copy_(result);
+}
+
+// f(self) is the op out of place; its formula may read self, so autograd hands it a clone.
+template <class F>
+Tensor& copy_checked_inplace(const char* name, Tensor& self, std::initializer_list<const Tensor*> others,
+                             F&& f) {
+  return autograd::inplace(
+      name, self, others,
+      [&] {
+        Tensor r = f(self);
+        check_inplace_result(name, self, r);
+        self.copy_(r);
+      },
+      [&](const Tensor& s) {
+        Tensor r = f(s);
+        check_inplace_result(name, self, r);
+        return r;
+      },
+      true);
 }
 }  // namespace
 
@@ -680,7 +749,9 @@ Tensor& Tensor::div_(const Tensor& o, const std::string& m) {
 Tensor& Tensor::div_(Scalar o, const std::string& m) {
   return binary_inplace("div_", div_op(m), div_kind(m), *this, o);
 }
-Tensor& Tensor::pow_(Scalar e) { return copy_checked_inplace("pow_", *this, ember::pow(*this, e)); }
+Tensor& Tensor::pow_(Scalar e) {
+  return copy_checked_inplace("pow_", *this, {}, [&](const Tensor& s) { return ember::pow(s, e); });
+}
 Tensor& Tensor::neg_() { return unary_inplace("neg_", UnaryOp::Neg, UnaryKind::Numeric, *this); }
 Tensor& Tensor::abs_() { return unary_inplace("abs_", UnaryOp::Abs, UnaryKind::Numeric, *this); }
 Tensor& Tensor::exp_() { return unary_inplace("exp_", UnaryOp::Exp, UnaryKind::Float, *this); }
@@ -692,19 +763,24 @@ Tensor& Tensor::sigmoid_() {
 }
 Tensor& Tensor::tanh_() { return unary_inplace("tanh_", UnaryOp::Tanh, UnaryKind::Float, *this); }
 Tensor& Tensor::clamp_(std::optional<Scalar> mn, std::optional<Scalar> mx) {
-  return copy_checked_inplace("clamp_", *this, ember::clamp(*this, mn, mx));
+  return copy_checked_inplace("clamp_", *this, {},
+                              [&](const Tensor& s) { return ember::clamp(s, mn, mx); });
 }
 Tensor& Tensor::lerp_(const Tensor& e, Scalar w) {
-  return copy_checked_inplace("lerp_", *this, ember::lerp(*this, e, w));
+  return copy_checked_inplace("lerp_", *this, {&e},
+                              [&](const Tensor& s) { return ember::lerp(s, e, w); });
 }
 Tensor& Tensor::addcmul_(const Tensor& a, const Tensor& b, Scalar v) {
-  return copy_checked_inplace("addcmul_", *this, ember::addcmul(*this, a, b, v));
+  return copy_checked_inplace("addcmul_", *this, {&a, &b},
+                              [&](const Tensor& s) { return ember::addcmul(s, a, b, v); });
 }
 Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, Scalar v) {
-  return copy_checked_inplace("addcdiv_", *this, ember::addcdiv(*this, a, b, v));
+  return copy_checked_inplace("addcdiv_", *this, {&a, &b},
+                              [&](const Tensor& s) { return ember::addcdiv(s, a, b, v); });
 }
 Tensor& Tensor::masked_fill_(const Tensor& m, Scalar v) {
-  return copy_checked_inplace("masked_fill_", *this, ember::masked_fill(*this, m, v));
+  return copy_checked_inplace("masked_fill_", *this, {},
+                              [&](const Tensor& s) { return ember::masked_fill(s, m, v); });
 }
 
 // ---- operators -------------------------------------------------------------------------------------

@@ -8,17 +8,27 @@
 
 namespace ember {
 
-Tensor empty(const Shape& size, TensorOptions o) {
-  return make_empty(size, o.dtype(), o.device(), o.pinned_memory(), "empty");
+// A factory's result becomes a leaf that requires grad when the options ask for it.
+Tensor as_leaf(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
 }
 
-Tensor zeros(const Shape& size, TensorOptions o) { return empty(size, o).fill_(0); }
+Tensor empty(const Shape& size, TensorOptions o) {
+  return as_leaf(make_empty(size, o.dtype(), o.device(), o.pinned_memory(), "empty"), o);
+}
 
-Tensor ones(const Shape& size, TensorOptions o) { return empty(size, o).fill_(1); }
+Tensor zeros(const Shape& size, TensorOptions o) {
+  return as_leaf(empty(size, o.requires_grad(false)).fill_(0), o);
+}
+
+Tensor ones(const Shape& size, TensorOptions o) {
+  return as_leaf(empty(size, o.requires_grad(false)).fill_(1), o);
+}
 
 Tensor full(const Shape& size, Scalar value, TensorOptions o) {
   if (!o.has_dtype()) o = o.dtype(value.dtype());
-  return empty(size, o).fill_(value);
+  return as_leaf(empty(size, o.requires_grad(false)).fill_(value), o);
 }
 
 Tensor scalar_tensor(Scalar value, TensorOptions o) { return full({}, value, o); }
@@ -88,6 +98,7 @@ TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& 
   if (o) {
     if (o->has_dtype()) r = r.dtype(o->dtype());
     r = r.device(o->device());
+    r = r.requires_grad(o->requires_grad());
   }
   return r;
 }

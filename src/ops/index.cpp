@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "autograd/function.h"
+#include "ops/grad_ops.h"
 #include "ops/op_utils.h"
 
 namespace ember {
@@ -148,6 +150,7 @@ Tensor& scatter_impl(const char* op, Tensor& self, int64_t dim, const Tensor& in
   } else {
     sv = scalar_tensor(value, TensorOptions().dtype(self.dtype()).device(dev)).expand(idx.sizes());
   }
+  if (self.storage()) self.storage()->bump_version();
   backend(dev).scatter(s1, dim, idx, sv, accumulate, IndexCheck{op, {}});
   return self;
 }
@@ -295,10 +298,12 @@ Tensor tril_triu(const char* op, const Tensor& x, int64_t k, bool upper) {
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  if (autograd::needs_grad({&x})) return grad_ops::index_select(x, dim, index);
   return index_select_impl("index_select", x, dim, index);
 }
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  if (autograd::needs_grad({&x})) return grad_ops::gather(x, dim, index);
   const char* op = "gather";
   check_defined(op, x, "input");
   check_defined(op, index, "index");
@@ -317,6 +322,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (autograd::needs_grad({&x, &src})) return grad_ops::scatter(x, dim, index, src, false);
   check_defined("scatter", x, "input");
   check_defined("scatter", src, "src");
   Tensor out = x.clone();
@@ -324,12 +330,14 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
 }
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, Scalar value) {
+  if (autograd::needs_grad({&x})) return grad_ops::scatter_value(x, dim, index, value);
   check_defined("scatter", x, "input");
   Tensor out = x.clone();
   return scatter_impl("scatter", out, dim, index, Tensor(), value, false);
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (autograd::needs_grad({&x, &src})) return grad_ops::scatter(x, dim, index, src, true);
   check_defined("scatter_add", x, "input");
   check_defined("scatter_add", src, "src");
   Tensor out = x.clone();
@@ -337,6 +345,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 }
 
 Tensor index(const Tensor& x, const TensorList& indices) {
+  if (autograd::needs_grad({&x})) return grad_ops::index(x, indices);
   IndexPlan plan = plan_index("index", x, indices);
   if (plan.indices.empty()) return x.clone();  // only full slices: a copy of x
   Tensor out = make_empty(plan.result_shape, x.dtype(), x.device(), false, "index");
@@ -347,7 +356,8 @@ Tensor index(const Tensor& x, const TensorList& indices) {
   return out;
 }
 
-Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values, bool accumulate) {
+namespace {
+Tensor& index_put_raw(Tensor& x, const TensorList& indices, const Tensor& values, bool accumulate) {
   const char* op = "index_put_";
   check_defined(op, values, "values");
   check_defined(op, x, "input");
@@ -388,6 +398,7 @@ Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values, b
   for (Tensor& t : plan.indices) {
     if (t.is_same_storage(x)) t = t.clone();
   }
+  if (x.storage()) x.storage()->bump_version();
   if (target.numel() > 0) {
     backend(x.device()).index_put(plan.self, plan.indices,
                                   v.expand(target).permute(Shape(plan.perm)), accumulate,
@@ -396,11 +407,20 @@ Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values, b
   return x;
 }
 
+}  // namespace
+
+Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values, bool accumulate) {
+  return autograd::inplace(
+      "index_put_", x, {&values}, [&] { index_put_raw(x, indices, values, accumulate); },
+      [&](const Tensor& s) { return index_put(s, indices, values, accumulate); });
+}
+
 Tensor index_put(const Tensor& x, const TensorList& indices, const Tensor& values,
                  bool accumulate) {
+  if (autograd::needs_grad({&x, &values})) return grad_ops::index_put(x, indices, values, accumulate);
   check_defined("index_put", x, "input");
   Tensor out = x.clone();
-  return index_put_(out, indices, values, accumulate);
+  return index_put_raw(out, indices, values, accumulate);
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
@@ -430,6 +450,7 @@ Tensor nonzero(const Tensor& x) {
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  if (autograd::needs_grad({&weight})) return grad_ops::embedding(weight, indices);
   const char* op = "embedding";
   check_defined(op, weight, "weight");
   check_defined(op, indices, "indices");
@@ -482,8 +503,14 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   return out;
 }
 
-Tensor tril(const Tensor& x, int64_t diagonal) { return tril_triu("tril", x, diagonal, false); }
-Tensor triu(const Tensor& x, int64_t diagonal) { return tril_triu("triu", x, diagonal, true); }
+Tensor tril(const Tensor& x, int64_t diagonal) {
+  if (autograd::needs_grad({&x})) return grad_ops::tril_triu(x, diagonal, false);
+  return tril_triu("tril", x, diagonal, false);
+}
+Tensor triu(const Tensor& x, int64_t diagonal) {
+  if (autograd::needs_grad({&x})) return grad_ops::tril_triu(x, diagonal, true);
+  return tril_triu("triu", x, diagonal, true);
+}
 
 // ---- Tensor members -----------------------------------------------------------------------------
 
@@ -501,14 +528,22 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) 
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined("scatter", src, "src");
-  return scatter_impl("scatter", *this, dim, index, src, 0, false);
+  return autograd::inplace(
+      "scatter_", *this, {&src}, [&] { scatter_impl("scatter", *this, dim, index, src, 0, false); },
+      [&](const Tensor& s) { return ember::scatter(s, dim, index, src); });
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, Scalar value) {
-  return scatter_impl("scatter", *this, dim, index, Tensor(), value, false);
+  return autograd::inplace(
+      "scatter_", *this, {},
+      [&] { scatter_impl("scatter", *this, dim, index, Tensor(), value, false); },
+      [&](const Tensor& s) { return ember::scatter(s, dim, index, value); });
 }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined("scatter_add", src, "src");
-  return scatter_impl("scatter_add", *this, dim, index, src, 0, true);
+  return autograd::inplace(
+      "scatter_add_", *this, {&src},
+      [&] { scatter_impl("scatter_add", *this, dim, index, src, 0, true); },
+      [&](const Tensor& s) { return ember::scatter_add(s, dim, index, src); });
 }
 Tensor Tensor::index(const TensorList& indices) const { return ember::index(*this, indices); }
 Tensor& Tensor::index_put_(const TensorList& indices, const Tensor& values, bool accumulate) {

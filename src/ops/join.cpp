@@ -1,10 +1,13 @@
 // Joining ops: cat and stack, built from narrow(...).copy_(...) so every backend gets them from
 // its copy kernel (which also converts dtypes).
+#include "autograd/function.h"
+#include "ops/grad_ops.h"
 #include "ops/op_utils.h"
 
 namespace ember {
 
 Tensor cat(const TensorList& tensors, int64_t dim) {
+  if (autograd::needs_grad(tensors)) return grad_ops::cat(tensors, dim);
   const char* op = "cat";
   if (tensors.empty()) throw ValueError("[cat] expected a non-empty list of tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {

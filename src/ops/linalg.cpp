@@ -1,5 +1,7 @@
 // Matrix products: mm, bmm, matmul, addmm, linear, dot, outer. Every one checks its arguments,
 // brings the operands to (B, n, k) @ (B, k, m) views and hands them to the backend's gemm.
+#include "autograd/function.h"
+#include "ops/grad_ops.h"
 #include "ops/op_utils.h"
 
 namespace ember {
@@ -214,6 +216,7 @@ Tensor matmul_batched(Device dev, const Tensor& a, const Tensor& b) {
 // ---- ops ----------------------------------------------------------------------------------------
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autograd::needs_grad({&a, &b})) return grad_ops::mm(a, b);
   Device dev = check_pair("mm", a, b);
   check_matrix("mm", "self", a);
   check_matrix("mm", "mat2", b);
@@ -222,6 +225,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autograd::needs_grad({&a, &b})) return grad_ops::bmm(a, b);
   Device dev = check_pair("bmm", a, b);
   if (a.dim() != 3) {
     throw ValueError("[bmm] batch1 must be a 3D tensor, got shape " + shape_str(a));
@@ -239,6 +243,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autograd::needs_grad({&a, &b})) return grad_ops::matmul(a, b);
   check_defined("matmul", {&a, &b});
   const int64_t da = a.dim(), db = b.dim();
   if (da == 0 || db == 0) {
@@ -285,6 +290,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+  if (autograd::needs_grad({&input, &a, &b})) return grad_ops::addmm(input, a, b, beta, alpha);
   check_defined("addmm", {&input, &a, &b});
   Device dev = common_device("addmm", {&input, &a, &b});
   check_matrix("addmm", "mat1", a);
@@ -308,6 +314,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta,
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (autograd::needs_grad({&x, &weight, &bias})) return grad_ops::linear(x, weight, bias);
   check_defined("linear", {&x, &weight});
   if (x.dim() == 0 || weight.dim() == 0) {
     throw ValueError("[linear] both arguments to linear need to be at least 1D, but they are " +
@@ -341,6 +348,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
+  if (autograd::needs_grad({&a, &b})) return grad_ops::dot(a, b);
   check_defined("dot", {&a, &b});
   Device dev = common_device("dot", {&a, &b});
   if (a.dim() != 1 || b.dim() != 1) {

@@ -1,6 +1,8 @@
 // Shared op-layer helpers.
 #include "ops/op_utils.h"
 
+#include "ember/autograd.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -96,6 +98,10 @@ Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
   impl->dtype = src.dtype;
   impl->device = src.device;
   impl->refresh();
+  // Views remember the tensor that owns the storage, for autograd's view + in-place rules.
+  impl->view_base = src.view_base ? src.view_base : t.impl_ptr();
+  impl->view_version = src.storage ? src.storage->version() : 0;
+  impl->view_no_grad = !is_grad_enabled();
   return Tensor(std::move(impl));
 }
 

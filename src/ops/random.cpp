@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/function.h"
 #include "kernels/random_ops.h"
 #include "ops/op_utils.h"
 
@@ -36,8 +37,17 @@ Generator generator_for(const char* op, Generator* g, Device device) {
 // Takes the call's offset and runs the kernel; every call advances the generator, even when
 // the output is empty, so a stream's position depends only on how many calls were made.
 void run(const char* op, RandomOp rop, const Tensor& out, const RandomParams& p, Generator* g) {
+  // In place on a tensor in the graph: its history is replaced by a constant.
+  const bool tracked = is_grad_enabled() && autograd::requires_grad(out);
+  if (tracked) autograd::check_inplace(op, out);
   GeneratorState s = generator_for(op, g, out.device()).reserve(1);
+  if (out.storage()) out.storage()->bump_version();
   if (out.numel() > 0) backend(out.device()).random(rop, out, s.seed, s.offset, p);
+  if (tracked) {
+    Tensor r = out.detach();
+    autograd::record_constant("RandomBackward0", out, r);
+    autograd::rebase_history(out, r);
+  }
 }
 
 void check_defined(const char* op, const Tensor& t) {
@@ -194,17 +204,17 @@ const Tensor& random_impl(const char* op, const Tensor& t, int64_t low, int64_t 
 
 Tensor rand_impl(const Shape& size, TensorOptions o, Generator* g) {
   check_uniform("rand", o.dtype(), 0.0, 1.0);
-  Tensor t = empty(size, o);
+  Tensor t = empty(size, o.requires_grad(false));
   uniform_impl("rand", t, 0.0, 1.0, g);
-  return t;
+  return as_leaf(t, o);
 }
 
 Tensor normal_factory(const char* op, double mean, double std, const Shape& size, TensorOptions o,
                       Generator* g) {
   check_normal(op, o.dtype(), std);
-  Tensor t = empty(size, o);
+  Tensor t = empty(size, o.requires_grad(false));
   normal_impl(op, t, mean, std, g);
-  return t;
+  return as_leaf(t, o);
 }
 
 Tensor randint_impl(int64_t low, int64_t high, const Shape& size, TensorOptions o, Generator* g) {

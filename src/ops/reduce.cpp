@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "kernels/reduce_ops.h"
+#include "autograd/function.h"
+#include "ops/grad_ops.h"
 #include "ops/op_utils.h"
 
 namespace ember {
@@ -173,14 +175,17 @@ Tensor scan_op(const char* op, ScanOp sop, const Tensor& x, int64_t dim,
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
            std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x})) return grad_ops::sum(x, dims, keepdim, dtype);
   return sum_like("sum", ReduceOp::Sum, x, dims, keepdim, dtype);
 }
 
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::prod(x, dim, keepdim);
   return sum_like("prod", ReduceOp::Prod, x, opt_dims(dim), keepdim, std::nullopt);
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::mean(x, dims, keepdim);
   check_defined("mean", x);
   require_float("mean", x,
                 "could not infer output dtype. Input dtype must be either a floating point or "
@@ -191,20 +196,30 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 
 // ---- extremes -----------------------------------------------------------------------------------
 
-Tensor max(const Tensor& x) { return full_extreme("max", ReduceOp::Max, x); }
-Tensor min(const Tensor& x) { return full_extreme("min", ReduceOp::Min, x); }
+Tensor max(const Tensor& x) {
+  if (autograd::needs_grad({&x})) return grad_ops::amax(x, {}, false, true, "MaxBackward1");
+  return full_extreme("max", ReduceOp::Max, x);
+}
+Tensor min(const Tensor& x) {
+  if (autograd::needs_grad({&x})) return grad_ops::amax(x, {}, false, false, "MinBackward1");
+  return full_extreme("min", ReduceOp::Min, x);
+}
 
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::max_dim(x, dim, keepdim, true);
   return extreme_dim("max", ReduceOp::Max, x, dim, keepdim);
 }
 std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::max_dim(x, dim, keepdim, false);
   return extreme_dim("min", ReduceOp::Min, x, dim, keepdim);
 }
 
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::amax(x, dims, keepdim, true, "AmaxBackward0");
   return amax_like("amax", ReduceOp::Max, x, dims, keepdim);
 }
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::amax(x, dims, keepdim, false, "AminBackward0");
   return amax_like("amin", ReduceOp::Min, x, dims, keepdim);
 }
 
@@ -218,15 +233,20 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 // ---- statistics and norms -----------------------------------------------------------------------
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::var(x, dims, correction, keepdim, false);
   return var_like("var", ReduceOp::Var, x, dims, correction, keepdim);
 }
 
 Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::var(x, dims, correction, keepdim, true);
   return var_like("std", ReduceOp::Std, x, dims, correction, keepdim);
 }
 
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const std::vector<int64_t>& dims,
                                     int64_t correction, bool keepdim) {
+  if (autograd::needs_grad({&x})) {
+    return {var(x, dims, correction, keepdim), mean(x, dims, keepdim)};
+  }
   Tensor v = var_like("var_mean", ReduceOp::Var, x, dims, correction, keepdim);
   Tensor m = launch("var_mean", ReduceOp::Mean, x, plan_reduction("var_mean", x, dims, keepdim),
                     x.dtype(), keepdim);
@@ -234,6 +254,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const std::vector<int64_t>&
 }
 
 Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::norm(x, p, dims, keepdim);
   check_defined("norm", x);
   require_float("norm", x, "input dtype should be either floating point or complex.");
   Reduction r = plan_reduction("norm", x, dims, keepdim);
@@ -259,6 +280,7 @@ Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool ke
 }
 
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  if (autograd::needs_grad({&x})) return grad_ops::logsumexp(x, dims, keepdim);
   check_defined("logsumexp", x);
   // Integers and bool compute in the default float dtype, as in PyTorch.
   const DType t = is_floating_point(x.dtype()) ? x.dtype() : default_dtype();
@@ -278,9 +300,11 @@ Tensor all(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 // ---- scans --------------------------------------------------------------------------------------
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x})) return grad_ops::cumsum(x, dim, dtype);
   return scan_op("cumsum", ScanOp::CumSum, x, dim, dtype);
 }
 Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x})) return grad_ops::cumprod(x, dim, dtype);
   return scan_op("cumprod", ScanOp::CumProd, x, dim, dtype);
 }
 

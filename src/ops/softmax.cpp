@@ -1,4 +1,6 @@
 // softmax and log_softmax: dtype handling and dim checks; the fused kernel is per backend.
+#include "autograd/function.h"
+#include "ops/grad_ops.h"
 #include "ops/op_utils.h"
 
 namespace ember {
@@ -23,10 +25,12 @@ Tensor softmax_op(const char* op, const Tensor& x, int64_t dim, std::optional<DT
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x})) return grad_ops::softmax(x, dim, dtype, false);
   return softmax_op("softmax", x, dim, dtype, false);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x})) return grad_ops::softmax(x, dim, dtype, true);
   return softmax_op("log_softmax", x, dim, dtype, true);
 }
 

@@ -1,9 +1,12 @@
 // Sorting ops: sort, argsort, topk. NaN orders as the largest value, as in PyTorch.
+#include "autograd/function.h"
+#include "ops/grad_ops.h"
 #include "ops/op_utils.h"
 
 namespace ember {
 
 std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable) {
+  if (autograd::needs_grad({&x})) return grad_ops::sort(x, dim, descending, stable);
   if (!x.defined()) throw ValueError("[sort] the input tensor is undefined");
   dim = wrap_dim("sort", dim, x.dim());
   Tensor values = make_empty(x.sizes(), x.dtype(), x.device(), false, "sort");
@@ -18,6 +21,7 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool stable) {
 
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest,
                                 bool sorted) {
+  if (autograd::needs_grad({&x})) return grad_ops::topk(x, k, dim, largest, sorted);
   if (!x.defined()) throw ValueError("[topk] the input tensor is undefined");
   if (x.dtype() == kBool) throw TypeError("[topk] not implemented for dtype bool");
   dim = wrap_dim("topk", dim, x.dim());

@@ -3,11 +3,33 @@
 #include <numeric>
 #include <optional>
 
+#include "autograd/function.h"
 #include "ops/op_utils.h"
 
 namespace ember {
 
 namespace {
+
+// Records a view op: out shares in's storage; bwd maps out's gradient to in's shape.
+template <class B>
+Tensor view_result(const char* name, const Tensor& in, Tensor out, B&& bwd) {
+  if (autograd::needs_grad({&in})) {
+    autograd::record(
+        name, {in}, {out}, {},
+        [bwd = std::forward<B>(bwd)](const TensorList& g, const autograd::GradContext&) {
+          return TensorList{bwd(g[0])};
+        },
+        true);
+  }
+  return out;
+}
+
+auto reshape_to(const Tensor& t) {
+  return [in = t.sizes()](const Tensor& g) { return g.reshape(in); };
+}
+auto identity() {
+  return [](const Tensor& g) { return g; };
+}
 
 // Resolves one -1 in a requested shape and checks the element count.
 Shape infer_shape(const char* op, const Shape& shape, int64_t numel) {
@@ -87,12 +109,16 @@ Tensor Tensor::view(const Shape& shape) const {
         "dimension spans across two contiguous subspaces) for a tensor of shape " +
         shape_str(*this) + " viewed as " + shape_str(s) + ". Use .reshape(...) instead.");
   }
-  return make_view(*this, s, *st, storage_offset());
+  return view_result("ViewBackward0", *this, make_view(*this, s, *st, storage_offset()),
+                     reshape_to(*this));
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
   Shape s = infer_shape("reshape", shape, numel());
-  if (auto st = view_strides(sizes(), strides(), s)) return make_view(*this, s, *st, storage_offset());
+  if (auto st = view_strides(sizes(), strides(), s)) {
+    return view_result("ViewBackward0", *this, make_view(*this, s, *st, storage_offset()),
+                       reshape_to(*this));
+  }
   return clone().view(s);
 }
 
@@ -100,11 +126,15 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   int64_t n = dim();
   d0 = wrap_dim("transpose", d0, n);
   d1 = wrap_dim("transpose", d1, n);
-  if (n == 0) return make_view(*this, sizes(), strides(), storage_offset());
+  if (n == 0) {
+    return view_result("TransposeBackward0", *this,
+                       make_view(*this, sizes(), strides(), storage_offset()), identity());
+  }
   Shape sz = sizes(), st = strides();
   std::swap(sz[d0], sz[d1]);
   std::swap(st[d0], st[d1]);
-  return make_view(*this, sz, st, storage_offset());
+  return view_result("TransposeBackward0", *this, make_view(*this, sz, st, storage_offset()),
+                     [d0, d1](const Tensor& g) { return g.transpose(d0, d1); });
 }
 
 Tensor Tensor::t() const {
@@ -112,7 +142,9 @@ Tensor Tensor::t() const {
     throw ValueError("[t] expects a tensor with <= 2 dimensions, but self is " +
                      std::to_string(dim()) + "D");
   }
-  return dim() < 2 ? make_view(*this, sizes(), strides(), storage_offset()) : transpose(0, 1);
+  if (dim() >= 2) return transpose(0, 1);
+  return view_result("TBackward0", *this, make_view(*this, sizes(), strides(), storage_offset()),
+                     identity());
 }
 
 Tensor Tensor::permute(const Shape& dims) const {
@@ -130,7 +162,10 @@ Tensor Tensor::permute(const Shape& dims) const {
     sz[i] = sizes()[d];
     st[i] = strides()[d];
   }
-  return make_view(*this, sz, st, storage_offset());
+  Shape inverse(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) inverse[wrap_dim("permute", dims[i], n)] = i;
+  return view_result("PermuteBackward0", *this, make_view(*this, sz, st, storage_offset()),
+                     [inverse](const Tensor& g) { return g.permute(inverse); });
 }
 
 Tensor Tensor::movedim(int64_t source, int64_t destination) const {
@@ -153,16 +188,21 @@ Tensor Tensor::squeeze() const {
       st.push_back(strides()[i]);
     }
   }
-  return make_view(*this, sz, st, storage_offset());
+  return view_result("SqueezeBackward0", *this, make_view(*this, sz, st, storage_offset()),
+                     reshape_to(*this));
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
   d = wrap_dim("squeeze", d, dim());
-  if (dim() == 0 || sizes()[d] != 1) return make_view(*this, sizes(), strides(), storage_offset());
+  if (dim() == 0 || sizes()[d] != 1) {
+    return view_result("SqueezeBackward1", *this,
+                       make_view(*this, sizes(), strides(), storage_offset()), identity());
+  }
   Shape sz = sizes(), st = strides();
   sz.erase(d);
   st.erase(d);
-  return make_view(*this, sz, st, storage_offset());
+  return view_result("SqueezeBackward1", *this, make_view(*this, sz, st, storage_offset()),
+                     reshape_to(*this));
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
@@ -171,7 +211,8 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   int64_t stride = d < dim() ? sizes()[d] * strides()[d] : 1;
   sz.insert(d, 1);
   st.insert(d, stride);
-  return make_view(*this, sz, st, storage_offset());
+  return view_result("UnsqueezeBackward0", *this, make_view(*this, sz, st, storage_offset()),
+                     reshape_to(*this));
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
@@ -210,7 +251,8 @@ Tensor Tensor::expand(const Shape& shape) const {
     }
   }
   checked_numel("expand", sz);
-  return make_view(*this, sz, st, storage_offset());
+  return view_result("ExpandBackward0", *this, make_view(*this, sz, st, storage_offset()),
+                     [in = sizes()](const Tensor& g) { return autograd::sum_to(g, in); });
 }
 
 Tensor Tensor::expand_as(const Tensor& other) const { return expand(other.sizes()); }
@@ -254,7 +296,13 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   }
   Shape sz = sizes();
   sz[d] = length;
-  return make_view(*this, sz, strides(), storage_offset() + start * strides()[d]);
+  return view_result("NarrowBackward0", *this,
+                     make_view(*this, sz, strides(), storage_offset() + start * strides()[d]),
+                     [in = sizes(), d, start, length](const Tensor& g) {
+                       return autograd::embed(g, in, [&](const Tensor& z) {
+                         return z.narrow(d, start, length);
+                       });
+                     });
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
@@ -271,7 +319,13 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   Shape sz = sizes(), st = strides();
   sz[d] = (e - s + step - 1) / step;
   st[d] = strides()[d] * step;
-  return make_view(*this, sz, st, storage_offset() + s * strides()[d]);
+  return view_result("SliceBackward0", *this,
+                     make_view(*this, sz, st, storage_offset() + s * strides()[d]),
+                     [in = sizes(), d, s, e, step](const Tensor& g) {
+                       return autograd::embed(g, in, [&](const Tensor& z) {
+                         return z.slice(d, s, e, step);
+                       });
+                     });
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -286,7 +340,13 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   Shape sz = sizes(), st = strides();
   sz.erase(d);
   st.erase(d);
-  return make_view(*this, sz, st, storage_offset() + index * strides()[d]);
+  return view_result("SelectBackward0", *this,
+                     make_view(*this, sz, st, storage_offset() + index * strides()[d]),
+                     [in = sizes(), d, index](const Tensor& g) {
+                       return autograd::embed(g, in, [&](const Tensor& z) {
+                         return z.select(d, index);
+                       });
+                     });
 }
 
 Tensor Tensor::as_strided(const Shape& sz, const Shape& st, int64_t offset) const {
@@ -305,7 +365,11 @@ Tensor Tensor::as_strided(const Shape& sz, const Shape& st, int64_t offset) cons
                      shape_str(st) + " and offset " + std::to_string(offset) +
                      " reaches past the storage of " + std::to_string(capacity) + " elements");
   }
-  return make_view(*this, sz, st, offset);
+  return view_result("AsStridedBackward0", *this, make_view(*this, sz, st, offset),
+                     [bs = sizes(), bst = strides(), bo = storage_offset(), sz, st,
+                      offset](const Tensor& g) {
+                       return autograd::as_strided_backward(g, bs, bst, bo, sz, st, offset);
+                     });
 }
 
 TensorList Tensor::split(int64_t split_size, int64_t d) const {

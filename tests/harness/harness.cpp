@@ -76,6 +76,32 @@ int register_case(OpCase c) {
 
 const std::vector<OpCase>& registered_cases() { return registry(); }
 
+namespace {
+std::vector<std::pair<std::string, GradCheck>>& gradcheck_registry() {
+  static std::vector<std::pair<std::string, GradCheck>> g;
+  return g;
+}
+}  // namespace
+
+void register_gradcheck(const std::string& name, GradCheck g) {
+  gradcheck_registry().emplace_back(name, std::move(g));
+}
+
+std::vector<std::string> attach_gradchecks() {
+  std::vector<std::string> missing;
+  for (auto& [name, g] : gradcheck_registry()) {
+    bool found = false;
+    for (OpCase& c : registry()) {
+      if (c.name == name) {
+        c.gradcheck = g;
+        found = true;
+      }
+    }
+    if (!found) missing.push_back(name);
+  }
+  return missing;
+}
+
 std::vector<DType> float_dtypes() { return {kFloat16, kBFloat16, kFloat32, kFloat64}; }
 std::vector<DType> integer_dtypes(bool with_bool) {
   std::vector<DType> v = {kUInt8, kInt8, kInt32, kInt64};

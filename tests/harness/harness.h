@@ -50,6 +50,15 @@ struct InputSpec {
   bool layouts = true;         // whether the runner may give it non-contiguous layouts
 };
 
+// What autograd's check of a case covers: in float64, the analytical gradient of
+// sum(out_k * w_k) (w_k random) against central finite differences, on every device.
+struct GradCheck {
+  std::vector<size_t> inputs;   // differentiable inputs; empty = every floating input
+  std::vector<size_t> outputs;  // outputs the loss reads; empty = every floating output
+  double atol = 1e-6;
+  double rtol = 1e-5;
+};
+
 struct OpCase {
   std::string name;          // op name, also the test name
   std::vector<DType> dtypes;  // dtypes to test
@@ -63,11 +72,17 @@ struct OpCase {
   double tolerance = -1;
   // Custom inputs (e.g. valid index tensors): when set, replaces the generator from `inputs`.
   std::function<TensorList(DType, std::mt19937&)> make_inputs;
+  // Set for differentiable ops (register_gradcheck).
+  std::optional<GradCheck> gradcheck;
 };
 
 // Adds a case to the global registry (use EMBER_HARNESS_CASES).
 int register_case(OpCase c);
 const std::vector<OpCase>& registered_cases();
+// Marks the named case as differentiable (use in EMBER_HARNESS_CASES).
+void register_gradcheck(const std::string& name, GradCheck g = {});
+// Attaches the registered gradchecks to their cases; returns the names that match no case.
+std::vector<std::string> attach_gradchecks();
 
 // Dtype lists.
 std::vector<DType> float_dtypes();               // f16, bf16, f32, f64

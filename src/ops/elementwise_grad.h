@@ -1,0 +1,17 @@
+// Graph recording for the element-wise families (formulas in elementwise_grad.cpp).
+#pragma once
+
+#include "ember/tensor.h"
+#include "kernels/elementwise_ops.h"
+
+namespace ember {
+
+// Each makes `out` the result of a node over the inputs (no-op for non-floating outputs).
+void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const ElementwiseParams& p);
+void record_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out,
+                   const ElementwiseParams& p);
+void record_ternary(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
+                    const Tensor& out, const ElementwiseParams& p);
+void record_where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+
+}  // namespace ember
