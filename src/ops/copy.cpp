@@ -20,16 +20,35 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
     return *this;
   }
   // A transfer between the host and a device (or two devices) is done by the device's backend.
-  (void)non_blocking;
-  backend(is_cpu() ? s.device() : device()).copy(*this, s);
+  backend(is_cpu() ? s.device() : device()).transfer(*this, s, non_blocking);
   return *this;
 }
 
 Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) const {
   device = resolve_device(device);
   if (!copy && device == this->device() && dtype == this->dtype()) return *this;
-  Tensor out = make_empty(sizes(), dtype, device, false, "to");
+  // As in PyTorch, a non-blocking transfer to the host lands in pinned memory, so it can
+  // really be asynchronous.
+  const bool pin_out = non_blocking && is_cuda() && device.is_cpu();
+  Tensor out = make_empty(sizes(), dtype, device, pin_out, "to");
   out.copy_(*this, non_blocking);
+  return out;
+}
+
+bool Tensor::is_pinned() const {
+  if (!is_cpu() || storage()->data() == nullptr) return false;
+  Backend* cuda = cuda_backend_if_present();
+  return cuda != nullptr && cuda->is_pinned(storage()->data());
+}
+
+Tensor Tensor::pin_memory() const {
+  if (!is_cpu()) {
+    throw ValueError("[pin_memory] only CPU tensors can be pinned, got a tensor on " +
+                     device().str());
+  }
+  if (is_pinned()) return *this;
+  Tensor out = make_empty(sizes(), dtype(), device(), true, "pin_memory");
+  if (numel() > 0) backend(kCPU).copy(out, *this);
   return out;
 }
 

@@ -2,6 +2,8 @@
 #include <string>
 
 #include "backend/cuda/cuda_check.h"
+#include "cuda/caching_allocator.h"
+#include "cuda/host_allocator.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
@@ -26,6 +28,11 @@ void check_device(int device, const char* op) {
 }  // namespace ember::cuda_detail
 
 namespace ember::cuda {
+
+namespace detail {
+CachingAllocator& caching_allocator(int device);  // cuda_backend.cpp
+CachingHostAllocator& host_allocator();           // cuda_backend.cpp
+}  // namespace detail
 
 using cuda_detail::check_device;
 
@@ -76,6 +83,9 @@ void synchronize(int device) {
   if (device == -1) device = current_device();
   DeviceGuard guard(device);
   EMBER_CUDA_CHECK(cudaDeviceSynchronize());
+  // Blocks held back for streams that used them are free now.
+  detail::caching_allocator(device).process_events();
+  detail::host_allocator().process_events();
 }
 
 DeviceGuard::DeviceGuard(int device) : original_(current_device()) {
@@ -103,10 +113,3 @@ int driver_version() {
 }
 
 }  // namespace ember::cuda
-
-namespace ember::cuda_detail {
-
-// Every device's current stream is its legacy default stream until streams are selectable.
-cudaStream_t current_stream(int) { return nullptr; }
-
-}  // namespace ember::cuda_detail
