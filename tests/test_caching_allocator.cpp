@@ -1,13 +1,18 @@
 // Host tests of the device caching allocator over a fixed-capacity fake device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cuda/caching_allocator.h"
+#include "cuda/host_allocator.h"
 #include "ember/error.h"
 
 namespace {
@@ -16,8 +21,55 @@ using namespace ember::cuda::detail;
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
 
+// Events that complete only when a test says so: complete(stream) finishes every event recorded
+// on stream so far, as a GPU finishes a stream's work in order.
+struct FakeEvents {
+  struct Event {
+    StreamId stream;
+    bool done = false;
+    bool released = false;
+  };
+  EventHandle record(StreamId stream) {
+    events.push_back(std::make_unique<Event>(Event{stream}));
+    return events.back().get();
+  }
+  bool query(EventHandle h) {
+    EXPECT_FALSE(ev(h).released);
+    return ev(h).done;
+  }
+  void synchronize(EventHandle h) {
+    EXPECT_FALSE(ev(h).released);
+    ev(h).done = true;
+    syncs += 1;
+  }
+  void release(EventHandle h) {
+    EXPECT_FALSE(ev(h).released);
+    ev(h).released = true;
+  }
+  void complete(StreamId stream) {
+    for (auto& e : events) {
+      if (e->stream == stream) e->done = true;
+    }
+  }
+  std::size_t outstanding() const {
+    return std::count_if(events.begin(), events.end(), [](auto& e) { return !e->released; });
+  }
+  static Event& ev(EventHandle h) { return *static_cast<Event*>(h); }
+  std::vector<std::unique_ptr<Event>> events;  // every event ever recorded, in order
+  int syncs = 0;
+};
+
+// Base (a raw allocator interface) with its EventOps served by FakeEvents.
+template <class Base>
+struct WithFakeEvents : Base, FakeEvents {
+  EventHandle record_event(int, StreamId stream) override { return record(stream); }
+  bool query_event(EventHandle h) override { return query(h); }
+  void synchronize_event(EventHandle h) override { synchronize(h); }
+  void release_event(EventHandle h) override { release(h); }
+};
+
 // Hands out never-reused addresses from a virtual arena; nothing is ever dereferenced.
-struct FakeDevice : RawAllocator {
+struct FakeDevice : WithFakeEvents<RawAllocator> {
   explicit FakeDevice(std::size_t capacity) : capacity(capacity) {}
   void* malloc(std::size_t size, int, StreamId) override {
     if (fail_next || used + size > capacity) {
@@ -525,3 +577,446 @@ TEST(CachingAllocator, TwoThreads) {
 }
 
 }  // namespace
+
+// ---- stream semantics: record_stream and events ---------------------------------------------
+
+TEST(CachingAllocatorStreams, RecordStreamHoldsTheBlockUntilItsEventCompletes) {
+  FakeDevice dev(64 * MiB);
+  CachingAllocator a(0, dev);
+  const StreamId s1 = 1, s2 = 2;
+  void* p = a.malloc(1000, s1);
+  a.record_stream(p, s1);  // the allocating stream needs no event
+  a.record_stream(p, s2);
+  a.record_stream(p, s2);  // once per stream
+  a.free(p);
+  ASSERT_EQ(dev.events.size(), 1u);
+  EXPECT_EQ(dev.events[0]->stream, s2);
+  auto st = a.memory_stats();
+  EXPECT_EQ(st["allocated_bytes.all.current"], 0);
+  EXPECT_EQ(st["allocation.all.current"], 0);
+  EXPECT_EQ(st["active.all.current"], 1);  // still in use by s2
+  EXPECT_EQ(st["requested_bytes.all.current"], 1000);
+  ASSERT_EQ(a.snapshot()[0].blocks.size(), 2u);
+  EXPECT_TRUE(a.snapshot()[0].blocks[0].pending_free);
+
+  void* q = a.malloc(1000, s1);
+  EXPECT_NE(q, p);  // s2 may still read p
+  dev.complete(s2);
+  void* r = a.malloc(1000, s1);  // processes the completed event first
+  EXPECT_EQ(r, p);
+  EXPECT_EQ(dev.outstanding(), 0u);
+  EXPECT_EQ(a.memory_stats()["active.all.current"], 2);
+
+  // Without record_stream a free is immediate.
+  a.free(q);
+  EXPECT_EQ(a.malloc(1000, s1), q);
+  EXPECT_EQ(dev.events.size(), 1u);
+
+  int x = 0;
+  EXPECT_THROW(a.record_stream(&x, s2), ember::ValueError);
+}
+
+TEST(CachingAllocatorStreams, EventsOnSeveralStreamsAndProcessEvents) {
+  FakeDevice dev(64 * MiB);
+  CachingAllocator a(0, dev);
+  void* p = a.malloc(MiB, 1);
+  a.record_stream(p, 2);
+  a.record_stream(p, 3);
+  a.free(p);
+  EXPECT_EQ(dev.events.size(), 2u);
+  dev.complete(2);
+  a.process_events();
+  EXPECT_EQ(a.memory_stats()["active.all.current"], 1);  // stream 3 still uses it
+  dev.complete(3);
+  a.process_events();
+  EXPECT_EQ(a.memory_stats()["active.all.current"], 0);
+  EXPECT_EQ(a.malloc(MiB, 1), p);
+  EXPECT_EQ(dev.syncs, 0);
+}
+
+TEST(CachingAllocatorStreams, PendingBlocksDoNotMergeUntilProcessed) {
+  FakeDevice dev(64 * MiB);
+  CachingAllocator a(0, dev);
+  void* x = a.malloc(4096, 1);
+  void* y = a.malloc(4096, 1);
+  a.record_stream(y, 2);
+  a.free(y);
+  a.free(x);  // its neighbour is pending: no merge
+  auto seg = a.snapshot().at(0);
+  ASSERT_EQ(seg.blocks.size(), 3u);
+  EXPECT_FALSE(seg.blocks[0].allocated);
+  EXPECT_TRUE(seg.blocks[1].pending_free);
+  dev.complete(2);
+  a.process_events();
+  seg = a.snapshot().at(0);
+  ASSERT_EQ(seg.blocks.size(), 1u);
+  EXPECT_EQ(seg.blocks[0].size, 2 * MiB);
+  EXPECT_EQ(a.memory_stats()["inactive_split.all.current"], 0);
+}
+
+TEST(CachingAllocatorStreams, EmptyCacheAndOomRetryWaitForEvents) {
+  FakeDevice dev(64 * MiB);
+  {
+    CachingAllocator a(0, dev);
+    void* p = a.malloc(30 * MiB, 1);
+    a.record_stream(p, 2);
+    a.free(p);
+    a.empty_cache();  // synchronizes the event, then releases the segment
+    EXPECT_EQ(dev.syncs, 1);
+    EXPECT_EQ(dev.used, 0u);
+    EXPECT_EQ(dev.outstanding(), 0u);
+
+    p = a.malloc(40 * MiB, 1);
+    a.record_stream(p, 2);
+    a.free(p);
+    void* q = a.malloc(40 * MiB, 3);  // only fits once p's segment is released
+    EXPECT_NE(q, nullptr);
+    EXPECT_EQ(dev.syncs, 2);
+    EXPECT_EQ(a.memory_stats()["num_alloc_retries"], 1);
+    void* r = a.malloc(8 * MiB, 3);
+    a.record_stream(r, 1);
+    a.free(r);  // pending when the allocator goes away
+  }
+  EXPECT_EQ(dev.used, 0u);
+  EXPECT_TRUE(dev.live.empty());
+  EXPECT_EQ(dev.outstanding(), 0u);
+}
+
+// ---- garbage collection and EMBER_CUDA_ALLOC_CONF -------------------------------------------
+
+TEST(CachingAllocatorGc, ReleasesTheOldestCachedSegmentsBeforeGrowing) {
+  FakeDevice dev(1024 * MiB);
+  AllocatorOptions opt;
+  opt.garbage_collection_threshold = 0.5;
+  CachingAllocator a(0, dev, opt);
+  a.set_memory_fraction(0.5);  // 512 MiB allowed; collection above 256 MiB
+  void* b[4];
+  for (auto& p : b) p = a.malloc(100 * MiB, 1);
+  a.free(b[0]);
+  void* t = a.malloc(2 * MiB, 2);  // one more search: b[0] ages
+  a.free(b[1]);
+  a.free(b[2]);
+  void* u = a.malloc(2 * MiB, 2);
+  a.free(b[3]);  // the youngest
+  void* big = a.malloc(150 * MiB, 1);
+  auto st = a.memory_stats();
+  EXPECT_EQ(st["num_alloc_retries"], 0);  // collected before the device refused
+  EXPECT_EQ(st["num_device_free"], 3);
+  std::set<std::uintptr_t> segments;
+  for (auto& seg : a.snapshot()) segments.insert(seg.address);
+  EXPECT_FALSE(segments.count(addr(b[0])));
+  EXPECT_FALSE(segments.count(addr(b[2])));
+  EXPECT_TRUE(segments.count(addr(b[3])));
+  a.free(big);
+  a.free(t);
+  a.free(u);
+
+  // Without the threshold the same script reaches the allowed maximum and retries.
+  FakeDevice dev2(1024 * MiB);
+  CachingAllocator plain(0, dev2);
+  plain.set_memory_fraction(0.5);
+  for (auto& p : b) p = plain.malloc(100 * MiB, 1);
+  for (auto& p : b) plain.free(p);
+  plain.malloc(150 * MiB, 2);
+  EXPECT_EQ(plain.memory_stats()["num_alloc_retries"], 1);
+}
+
+void expect_conf_error(const std::string& conf, const std::string& needle) {
+  try {
+    parse_alloc_conf(conf);
+    ADD_FAILURE() << "accepted: " << conf;
+  } catch (const ember::ValueError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("[EMBER_CUDA_ALLOC_CONF] ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  }
+}
+
+TEST(AllocConf, ParsesPyTorchSyntax) {
+  AllocatorOptions o = parse_alloc_conf("");
+  EXPECT_EQ(o.max_split_size, SIZE_MAX);
+  EXPECT_EQ(o.garbage_collection_threshold, 0.0);
+  o = parse_alloc_conf("max_split_size_mb:128,garbage_collection_threshold:0.6");
+  EXPECT_EQ(o.max_split_size, 128 * MiB);
+  EXPECT_DOUBLE_EQ(o.garbage_collection_threshold, 0.6);
+  o = parse_alloc_conf(" expandable_segments : True , max_split_size_mb:21,");
+  EXPECT_TRUE(o.expandable_segments);
+  EXPECT_EQ(o.max_split_size, 21 * MiB);
+  EXPECT_FALSE(parse_alloc_conf("expandable_segments:False").expandable_segments);
+  // The parsed options are accepted by the allocator.
+  FakeDevice dev(64 * MiB);
+  CachingAllocator a(0, dev,
+                     parse_alloc_conf("max_split_size_mb:64,garbage_collection_threshold:0.9"));
+  EXPECT_EQ(a.memory_stats()["max_split_size"], (int64_t)(64 * MiB));
+}
+
+TEST(AllocConf, ErrorsNameTheKeyOrValue) {
+  expect_conf_error("max_split_sz_mb:128", "unknown option 'max_split_sz_mb'");
+  expect_conf_error("max_split_size_mb:20", "max_split_size_mb must be");
+  expect_conf_error("max_split_size_mb:big", "'big'");
+  expect_conf_error("max_split_size_mb:64.5", "max_split_size_mb");
+  expect_conf_error("max_split_size_mb:", "max_split_size_mb");
+  expect_conf_error("garbage_collection_threshold:0", "garbage_collection_threshold");
+  expect_conf_error("garbage_collection_threshold:1.0", "garbage_collection_threshold");
+  expect_conf_error("garbage_collection_threshold:-0.5", "'-0.5'");
+  expect_conf_error("expandable_segments:maybe", "expandable_segments expects True or False");
+  expect_conf_error("max_split_size_mb", "expected key:value");
+}
+
+// ---- randomised stress against a model ----------------------------------------------------------
+
+TEST(CachingAllocatorStress, RandomOperationsOnThreeStreamsKeepEveryInvariant) {
+  FakeDevice dev(256 * MiB);
+  CachingAllocator a(0, dev);
+  std::mt19937_64 rng(12345);
+  struct Live {
+    std::size_t size;
+    StreamId stream;
+  };
+  struct Pending {
+    std::size_t size;
+    std::vector<std::size_t> events;  // indices into dev.events
+  };
+  std::map<std::uintptr_t, Live> live;
+  std::map<std::uintptr_t, Pending> pending;
+  std::map<std::uintptr_t, std::set<StreamId>> uses;
+  int64_t ooms = 0;
+  const StreamId streams[] = {11, 22, 33};
+
+  auto random_size = [&]() -> std::size_t {
+    // Log-uniform from 1 byte to 48 MiB: both pools, splits and oversize requests.
+    std::uniform_real_distribution<double> e(0.0, std::log2(48.0 * MiB));
+    return std::max<std::size_t>(1, static_cast<std::size_t>(std::exp2(e(rng))));
+  };
+  // The allocator processed events: pending blocks whose events all completed are free.
+  auto processed = [&] {
+    for (auto it = pending.begin(); it != pending.end();) {
+      const bool done = std::all_of(it->second.events.begin(), it->second.events.end(),
+                                    [&](std::size_t i) { return dev.events[i]->done; });
+      it = done ? pending.erase(it) : std::next(it);
+    }
+  };
+  auto pick = [&](auto& m) {
+    auto it = m.begin();
+    std::advance(it, std::uniform_int_distribution<std::size_t>(0, m.size() - 1)(rng));
+    return it;
+  };
+  auto check = [&](int step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    auto st = a.memory_stats();
+    std::int64_t live_req = 0, pending_req = 0;
+    for (auto& [p, l] : live) live_req += l.size;
+    for (auto& [p, q] : pending) pending_req += q.size;
+    ASSERT_EQ(st["requested_bytes.all.current"], live_req + pending_req);
+    ASSERT_EQ(st["allocation.all.current"], (int64_t)live.size());
+    ASSERT_EQ(st["active.all.current"], (int64_t)(live.size() + pending.size()));
+    ASSERT_EQ(st["reserved_bytes.all.current"], (int64_t)dev.used);
+    ASSERT_EQ(st["segment.all.current"], (int64_t)dev.live.size());
+    ASSERT_EQ(st["num_ooms"], ooms);
+    for (auto& [key, value] : st) {
+      const auto dot = key.rfind('.');
+      if (dot == std::string::npos || key.substr(dot) != ".current") continue;
+      const std::string base = key.substr(0, dot);
+      ASSERT_GE(value, 0) << key;
+      ASSERT_LE(value, st.at(base + ".peak")) << key;
+      ASSERT_EQ(value, st.at(base + ".allocated") - st.at(base + ".freed")) << key;
+    }
+    // Segments match the device; blocks tile them; live blocks sit in a block of their stream.
+    auto snap = a.snapshot();
+    std::int64_t allocated = 0, reserved = 0;
+    std::map<std::uintptr_t, std::pair<std::size_t, StreamId>> blocks;  // allocated + pending
+    for (auto& seg : snap) {
+      ASSERT_TRUE(dev.live.count(seg.address));
+      ASSERT_EQ(dev.live[seg.address], seg.total_size);
+      reserved += seg.total_size;
+      std::uintptr_t at = seg.address;
+      for (auto& b : seg.blocks) {
+        if (b.allocated) allocated += b.size;
+        if (b.allocated || b.pending_free) blocks[at] = {b.size, seg.stream};
+        at += b.size;
+      }
+      ASSERT_EQ(at, seg.address + seg.total_size);
+    }
+    ASSERT_EQ(reserved, (int64_t)dev.used);
+    ASSERT_EQ(allocated, st["allocated_bytes.all.current"]);
+    ASSERT_EQ(blocks.size(), live.size() + pending.size());
+    std::uintptr_t end = 0;
+    for (auto& [p, b] : blocks) {
+      ASSERT_EQ(p % kMinBlockSize, 0u);
+      ASSERT_GE(p, end) << "overlapping blocks";
+      end = p + b.first;
+      if (auto it = live.find(p); it != live.end()) {
+        ASSERT_GE(b.first, it->second.size);
+        ASSERT_EQ(b.second, it->second.stream);
+      } else {
+        ASSERT_TRUE(pending.count(p));
+        ASSERT_GE(b.first, pending[p].size);
+      }
+    }
+  };
+
+  auto do_malloc = [&](std::size_t size, StreamId s) {
+    void* p = a.malloc(size, s);
+    processed();
+    ASSERT_NE(p, nullptr);
+    ASSERT_FALSE(live.count(addr(p)));
+    ASSERT_FALSE(pending.count(addr(p))) << "a block was reused before its events completed";
+    live[addr(p)] = {size, s};
+  };
+  auto do_free = [&](std::uintptr_t p) {
+    const std::size_t first_event = dev.events.size();
+    a.free(reinterpret_cast<void*>(p));
+    const Live l = live.at(p);
+    live.erase(p);
+    auto u = uses[p];
+    uses.erase(p);
+    u.erase(l.stream);
+    if (u.empty()) return;
+    ASSERT_EQ(dev.events.size(), first_event + u.size());
+    Pending q{l.size, {}};
+    for (std::size_t i = first_event; i < dev.events.size(); ++i) q.events.push_back(i);
+    pending[p] = q;
+  };
+
+  const int kSteps = 4000;
+  for (int step = 0; step < kSteps; ++step) {
+    if (step == kSteps / 2) {
+      // A request no device could serve, in the middle of everything: state is unchanged.
+      EXPECT_THROW(a.malloc(512 * MiB, streams[0]), ember::OutOfMemoryError);
+      ooms += 1;
+      processed();  // the failed request released the cache after waiting for all events
+      check(step);
+      // Recovery: free half of what is live, then go on.
+      while (live.size() > 0 && std::uniform_int_distribution<int>(0, 1)(rng) == 0) {
+        do_free(pick(live)->first);
+      }
+      continue;
+    }
+    const int op = std::uniform_int_distribution<int>(0, 99)(rng);
+    if (op < 50 || live.empty()) {
+      const std::size_t size = random_size();
+      const StreamId s = streams[std::uniform_int_distribution<int>(0, 2)(rng)];
+      try {
+        do_malloc(size, s);
+      } catch (const ember::OutOfMemoryError&) {
+        ooms += 1;
+        processed();
+        check(step);
+        // Recovery: free about a third of the live blocks and retry once.
+        for (auto it = live.begin(); it != live.end();) {
+          auto next = std::next(it);
+          if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) do_free(it->first);
+          it = next;
+        }
+        for (StreamId st : streams) dev.complete(st);
+        try {
+          do_malloc(size, s);
+        } catch (const ember::OutOfMemoryError&) {
+          ooms += 1;
+          processed();
+        }
+      }
+    } else if (op < 85) {
+      do_free(pick(live)->first);
+    } else if (op < 93) {
+      const auto it = pick(live);
+      const StreamId s = streams[std::uniform_int_distribution<int>(0, 2)(rng)];
+      a.record_stream(reinterpret_cast<void*>(it->first), s);
+      uses[it->first].insert(s);
+    } else if (op < 99) {
+      dev.complete(streams[std::uniform_int_distribution<int>(0, 2)(rng)]);
+      if (op == 98) {
+        a.process_events();
+        processed();
+      }
+    } else {
+      a.empty_cache();
+      processed();
+      ASSERT_TRUE(pending.empty());
+    }
+    check(step);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(ooms, 1);  // the arena filled up on its own at least once
+  for (auto& [p, l] : std::map<std::uintptr_t, Live>(live)) do_free(p);
+  a.empty_cache();
+  processed();
+  check(kSteps);
+  EXPECT_EQ(dev.used, 0u);
+  EXPECT_EQ(dev.outstanding(), 0u);
+}
+
+// ---- the pinned host cache
+// ------------------------------------------------------------------------
+
+struct FakeHost : WithFakeEvents<RawHostAllocator> {
+  void* malloc(std::size_t size) override {
+    if (fail) return nullptr;
+    void* p = std::malloc(size);
+    live[p] = size;
+    return p;
+  }
+  void free(void* p, std::size_t size) override {
+    EXPECT_EQ(live.at(p), size);
+    live.erase(p);
+    std::free(p);
+  }
+  std::map<void*, std::size_t> live;
+  bool fail = false;
+};
+
+TEST(CachingHostAllocator, PowerOfTwoBlocksAreReused) {
+  FakeHost raw;
+  {
+    CachingHostAllocator h(raw);
+    EXPECT_EQ(h.malloc(0), nullptr);
+    void* p = h.malloc(3000);
+    EXPECT_EQ(raw.live.at(p), 4096u);
+    EXPECT_TRUE(h.is_pinned(p));
+    EXPECT_FALSE(h.is_pinned(static_cast<char*>(p) + 1));
+    h.free(p);
+    EXPECT_FALSE(h.is_pinned(p));
+    EXPECT_EQ(h.malloc(4096), p);  // same size class
+    void* q = h.malloc(4097);
+    EXPECT_EQ(raw.live.at(q), 8192u);
+    auto st = h.stats();
+    EXPECT_EQ(st["allocation.current"], 2);
+    EXPECT_EQ(st["allocated_bytes.current"], 4096 + 8192);
+    EXPECT_EQ(st["segment.current"], 2);
+    EXPECT_EQ(st["num_host_alloc"], 2);
+    h.free(q);
+    h.free(p);
+    EXPECT_THROW(h.free(p), ember::ValueError);
+    h.empty_cache();
+    EXPECT_TRUE(raw.live.empty());
+    st = h.stats();
+    EXPECT_EQ(st["reserved_bytes.current"], 0);
+    EXPECT_EQ(st["reserved_bytes.peak"], 4096 + 8192);
+    EXPECT_EQ(st["num_host_free"], 2);
+  }
+  EXPECT_TRUE(raw.live.empty());
+}
+
+TEST(CachingHostAllocator, BlocksUsedByStreamsWaitForTheirEvents) {
+  FakeHost raw;
+  CachingHostAllocator h(raw);
+  void* p = h.malloc(1 << 16);
+  EXPECT_TRUE(h.record_stream(p, 0, 7));
+  EXPECT_TRUE(h.record_stream(p, 1, 8));
+  h.free(p);
+  EXPECT_EQ(raw.events.size(), 2u);
+  void* q = h.malloc(1 << 16);  // the copies on 7 and 8 may still read p
+  EXPECT_NE(q, p);
+  raw.complete(7);
+  h.process_events();
+  h.empty_cache();  // p still waits for stream 8: kept
+  EXPECT_TRUE(raw.live.count(p));
+  raw.complete(8);
+  EXPECT_EQ(h.malloc(1 << 16), p);
+  EXPECT_EQ(raw.outstanding(), 0u);
+  EXPECT_FALSE(h.record_stream(static_cast<char*>(p) + 64, 0, 7));
+  raw.fail = true;
+  EXPECT_THROW(h.malloc(1 << 20), ember::OutOfMemoryError);
+  h.free(p);
+  h.free(q);
+}

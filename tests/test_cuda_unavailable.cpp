@@ -47,3 +47,34 @@ TEST(CudaUnavailable, BuildInfoNamesCuda) {
   std::string info = build_info();
   EXPECT_NE(info.find("cuda="), std::string::npos) << info;
 }
+
+TEST(CudaUnavailable, StreamsEventsAndPinnedMemory) {
+  if (cuda::is_available()) GTEST_SKIP() << "this machine has a CUDA device";
+  auto expect_device_error = [](const std::function<void()>& fn) {
+    try {
+      fn();
+      ADD_FAILURE() << "expected an ember::Error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("device"), std::string::npos) << e.what();
+    }
+  };
+  expect_device_error([] { cuda::current_stream(); });
+  expect_device_error([] { cuda::default_stream(); });
+  expect_device_error([] { cuda::get_stream_from_pool(0, true); });
+  cuda::Event event(true);  // an event needs a device only when recorded
+  EXPECT_TRUE(event.query());
+  EXPECT_FALSE(event.is_created());
+  expect_device_error([&] { event.record(); });
+
+  Tensor h = ones({4});
+  EXPECT_FALSE(h.is_pinned());
+  const std::string none = "[pin_memory] Cannot access accelerator device when none is available.";
+  try {
+    h.pin_memory();
+    ADD_FAILURE() << "pin_memory without a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), none);
+  }
+  EXPECT_THROW(empty({2}, TensorOptions().pinned_memory(true)), Error);
+  EXPECT_EQ(h.to(Device(kCPU), true).sum().item<float>(), 4.0f);  // non_blocking on the host
+}

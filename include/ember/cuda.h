@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace ember {
+class Tensor;
+}
+
 namespace ember::cuda {
 
 bool is_available();
@@ -62,6 +66,109 @@ std::map<std::string, int64_t> memory_stats(int device = -1);
 std::string memory_summary(int device = -1, bool abbreviated = false);
 // Caps the caching allocator of device at fraction of its total memory (0 < fraction <= 1).
 void set_per_process_memory_fraction(double fraction, int device = -1);
+// The pinned host memory cache (torch.cuda.host_memory_stats): "allocated_bytes.current",
+// "reserved_bytes.peak", "allocation.current", "segment.current", "num_host_alloc", ...
+std::map<std::string, int64_t> host_memory_stats();
+
+// ---- streams and events ------------------------------------------------------------------------
+class Event;
+
+// A CUDA stream of one device (PyTorch's CUDAStream). Copyable; the streams it names live for
+// the whole process. Every kernel and copy of ember goes to the current stream of its device.
+class Stream {
+ public:
+  int device_index() const { return device_; }
+  // The cudaStream_t; nullptr is the device's legacy default stream.
+  void* native_handle() const { return handle_; }
+  // Unique among the streams of a device; 0 for the default stream.
+  int64_t id() const { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(handle_)); }
+  // The CUDA priority (lower is more urgent): 0 for the default stream and low-priority streams.
+  int priority() const;
+  // True when all work issued to the stream has completed.
+  bool query() const;
+  void synchronize() const;
+  // Work issued to this stream later waits for the event / for all work now on other.
+  void wait_event(const Event& event) const;
+  void wait_stream(const Stream& other) const;
+
+  bool operator==(const Stream& o) const { return device_ == o.device_ && handle_ == o.handle_; }
+  bool operator!=(const Stream& o) const { return !(*this == o); }
+
+ private:
+  Stream(int device, void* handle) : device_(device), handle_(handle) {}
+  friend Stream current_stream(int);
+  friend Stream default_stream(int);
+  friend Stream get_stream_from_pool(int, bool);
+  friend Stream get_stream_from_external(void*, int);
+  int device_;
+  void* handle_;
+};
+
+// The calling thread's current stream of device (-1: the current device); the default stream
+// until set_current_stream or a StreamGuard changes it. Current streams are per thread.
+Stream current_stream(int device = -1);
+Stream default_stream(int device = -1);
+// A stream from the device's pool: 32 streams per priority, handed out round-robin, created on
+// first use and never destroyed.
+Stream get_stream_from_pool(int device = -1, bool high_priority = false);
+// Wraps a cudaStream_t created elsewhere on device (-1: the current device).
+Stream get_stream_from_external(void* handle, int device = -1);
+// Makes stream the current stream of its device for the calling thread (the current device is
+// unchanged).
+void set_current_stream(const Stream& stream);
+
+// Makes stream and its device current for a scope; restores both on exit.
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream);
+  ~StreamGuard();
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+  Stream original_stream() const { return original_stream_; }
+  Stream current_stream() const { return current_; }
+  int original_device() const { return original_device_; }
+
+ private:
+  int original_device_;
+  Stream original_stream_;  // the previous current stream of the stream's device
+  Stream current_;
+};
+
+// A CUDA event (PyTorch's CUDAEvent). Created lazily on the device of the first stream it is
+// recorded on; before that, query() is true and synchronize() and wait() do nothing. Move-only.
+class Event {
+ public:
+  explicit Event(bool enable_timing = false, bool blocking = false, bool interprocess = false);
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  // Captures the work issued so far to stream (default: the current stream).
+  void record();
+  void record(const Stream& stream);
+  // Work issued later to stream (default: the current stream) waits for this event.
+  void wait() const;
+  void wait(const Stream& stream) const;
+  bool query() const;
+  void synchronize() const;
+  // Milliseconds from this event to end; both need enable_timing, must be recorded and complete.
+  float elapsed_time(const Event& end) const;
+
+  bool is_created() const { return handle_ != nullptr; }
+  int device_index() const { return device_; }  // -1 before the first record
+  void* native_handle() const { return handle_; }
+
+ private:
+  bool enable_timing_, blocking_, interprocess_;
+  int device_ = -1;
+  void* handle_ = nullptr;  // cudaEvent_t
+};
+
+// Marks tensor's memory as used by stream (Tensor.record_stream): when the tensor is freed its
+// block is reused only after the work issued to stream by then has completed.
+void record_stream(const Tensor& tensor, const Stream& stream);
 
 // ---- CUDA libraries, opened at run time (never linked) -----------------------------------------
 // Versions as each library reports them (cuBLAS 130100 = 13.1.0, cuDNN 91300 = 9.13.0, NCCL 22703

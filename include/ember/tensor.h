@@ -147,6 +147,10 @@ class Tensor {
   Tensor to(const TensorOptions& options, bool non_blocking = false, bool copy = false) const;
   Tensor cuda(int index = -1) const;
   Tensor cpu() const;
+  // A copy in page-locked host memory (this tensor if it is pinned already); CPU tensors only.
+  Tensor pin_memory() const;
+  // True for a CPU tensor whose memory is page-locked (pin_memory, pinned_memory(true)).
+  bool is_pinned() const;
   Tensor contiguous() const;
   Tensor clone() const;
   // Copies src (broadcast to this shape, any dtype/device) into this tensor.

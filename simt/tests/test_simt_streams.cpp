@@ -68,6 +68,34 @@ TEST_F(Streams, DeferredWorkWaitsForSynchronisation) {
   ASSERT_CUDA(cudaStreamDestroy(s));
 }
 
+TEST_F(Streams, DeferredCopiesFromPinnedMemoryReadTheSourceWhenTheyRun) {
+  simt::set_deferred_streams(true);
+  cudaStream_t s;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const int n = 32;
+  float* pinned = nullptr;
+  ASSERT_CUDA(
+      cudaHostAlloc(reinterpret_cast<void**>(&pinned), n * sizeof(float), cudaHostAllocDefault));
+  for (int i = 0; i < n; ++i) pinned[i] = 1.0f;
+  DeviceBuffer<float> d(n);
+  ASSERT_CUDA(cudaMemcpyAsync(d.get(), pinned, n * sizeof(float), cudaMemcpyHostToDevice, s));
+  cudaEvent_t copied;
+  ASSERT_CUDA(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+  ASSERT_CUDA(cudaEventRecord(copied, s));
+  // The copy reads its source when it runs, as on a GPU: a host write before then shows.
+  for (int i = 0; i < n; ++i) pinned[i] = 2.0f;
+  ASSERT_CUDA(cudaEventSynchronize(copied));
+  std::vector<float> host(n);
+  ASSERT_CUDA(cudaMemcpy(host.data(), d.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(host[7], 2.0f);
+  // cudaFreeHost waits for the device: queued copies still see valid memory.
+  ASSERT_CUDA(cudaMemcpyAsync(d.get(), pinned, n * sizeof(float), cudaMemcpyHostToDevice, s));
+  ASSERT_CUDA(cudaFreeHost(pinned));
+  EXPECT_EQ(cudaStreamQuery(s), cudaSuccess);
+  ASSERT_CUDA(cudaEventDestroy(copied));
+  ASSERT_CUDA(cudaStreamDestroy(s));
+}
+
 TEST_F(Streams, LegacyStreamOrdersBlockingStreams) {
   simt::set_deferred_streams(true);
   cudaStream_t s;

@@ -29,13 +29,19 @@ class Backend {
   virtual ~Backend() = default;
   // "CPU" or "CUDA", used in error messages.
   virtual const char* name() const = 0;
-  // The allocator for a device of this backend (pinned: page-locked host memory, CPU only).
+  // The allocator for a device of this backend. pinned (CPU devices only): page-locked host
+  // memory, which the CPU backend obtains from the CUDA backend.
   virtual Allocator& allocator(Device device, bool pinned = false) = 0;
+  // True when data, the start of a host allocation, is page-locked memory of this backend.
+  virtual bool is_pinned(const void* data) const { return false; }
 
   // ---- copy and element-wise: every operand already has out's shape (inputs may have stride 0) --
   // dst = src converted to dst's dtype; dst and src may overlap only if identical. A device
   // backend also handles transfers where the other side is the host or another device.
   virtual void copy(const Tensor& dst, const Tensor& src) { missing("copy_"); }
+  // copy() between the host and a device (or two devices). With non_blocking a device backend
+  // may return before the transfer has completed when the host side is pinned memory.
+  virtual void transfer(const Tensor& dst, const Tensor& src, bool non_blocking) { copy(dst, src); }
   virtual void fill(const Tensor& dst, Scalar value) { missing("fill_"); }
   // in has the compute dtype; out has it too, or bool for predicates.
   virtual void unary(UnaryOp op, const Tensor& out, const Tensor& in, const ElementwiseParams& p) {
@@ -140,6 +146,8 @@ class Backend {
 // The backend for a device type; raises for CUDA when ember was built without it.
 Backend& backend(DeviceType type);
 inline Backend& backend(Device device) { return backend(device.type()); }
+// The CUDA backend when this build has one (even with no device), else nullptr. Never throws.
+Backend* cuda_backend_if_present();
 // Installs the backend for a device type (the CUDA backend registers itself at load time).
 void register_backend(DeviceType type, Backend* b);
 

@@ -34,6 +34,11 @@ Backend& backend(DeviceType type) {
   return *b;
 }
 
+Backend* cuda_backend_if_present() {
+  Backend* b = g_cuda_backend.load(std::memory_order_acquire);
+  return b != nullptr ? b : builtin_cuda_backend();
+}
+
 void register_backend(DeviceType type, Backend* b) {
   if (type == kCPU) throw Error("[register_backend] the CPU backend is built in");
   g_cuda_backend.store(b, std::memory_order_release);

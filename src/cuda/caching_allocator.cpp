@@ -44,12 +44,19 @@ void CachingAllocator::update(StatArray& stat, const BlockPool& pool, std::int64
 }
 
 CachingAllocator::CachingAllocator(int device, RawAllocator& raw, AllocatorOptions options)
-    : device_(device), raw_(raw), max_split_size_(options.max_split_size) {
+    : device_(device),
+      raw_(raw),
+      max_split_size_(options.max_split_size),
+      gc_threshold_(options.garbage_collection_threshold) {
   // A free block of max_split_size or more must be a whole segment, so that releasing it
   // returns a raw allocation; segments below 20 MiB guarantee that.
   if (max_split_size_ != SIZE_MAX && max_split_size_ <= kLargeBuffer) {
     throw ValueError("[cuda] max_split_size must be more than 20 MiB, got " +
                      std::to_string(max_split_size_) + " bytes");
+  }
+  if (!(gc_threshold_ >= 0.0 && gc_threshold_ < 1.0)) {
+    throw ValueError("[cuda] garbage_collection_threshold must be in [0, 1), got " +
+                     std::to_string(gc_threshold_));
   }
 }
 
@@ -57,6 +64,13 @@ CachingAllocator::~CachingAllocator() {
   // Collect segment heads first: releasing deletes blocks.
   std::vector<Block*> all;
   for (auto& [ptr, b] : allocated_blocks_) all.push_back(b);
+  for (auto& [stream, events] : stream_events_) {
+    for (auto& [event, b] : events) {
+      if (event != nullptr) raw_.release_event(event);
+      // A block waits on several streams at most once each: add it at its last event.
+      if (--b->event_count == 0) all.push_back(b);
+    }
+  }
   for_each_pool([&](const BlockPool& pool) {
     all.insert(all.end(), pool.blocks.begin(), pool.blocks.end());
   });
@@ -93,6 +107,7 @@ CachingAllocator::BlockPool& CachingAllocator::pool_for(std::size_t size, Stream
 
 bool CachingAllocator::get_free_block(BlockPool& pool, StreamId stream, std::size_t size,
                                       Block*& out) {
+  pool.free_block_searches += 1;
   Block key;
   key.stream = stream;
   key.size = size;
@@ -189,12 +204,15 @@ void* CachingAllocator::malloc(std::size_t requested, StreamId stream) {
   const std::size_t size = round_size(requested);
   BlockPool& pool = pool_for(size, stream);
   Block* block = nullptr;
-  // Cache, then the device, then the device after releasing cached blocks big enough, then
-  // after releasing every unused segment (never while a graph capture owns the stream).
-  bool found = get_free_block(pool, stream, size, block) ||
-               alloc_block(pool, stream, size, false, block) ||
-               (release_available_cached_blocks(pool, stream, size) &&
-                alloc_block(pool, stream, size, false, block));
+  if (alloc_to_pools_.empty()) process_events_locked();
+  // Cache, then the device (after garbage collection, when enabled), then the device after
+  // releasing cached blocks big enough, then after releasing every unused segment (never while
+  // a graph capture owns the stream).
+  bool found = get_free_block(pool, stream, size, block);
+  if (!found && gc_threshold_ > 0.0 && set_fraction_) garbage_collect_cached_blocks();
+  found = found || alloc_block(pool, stream, size, false, block) ||
+          (release_available_cached_blocks(pool, stream, size) &&
+           alloc_block(pool, stream, size, false, block));
   if (!found && alloc_to_pools_.empty()) {
     release_cached_blocks();
     found = alloc_block(pool, stream, size, true, block);
@@ -282,7 +300,43 @@ void CachingAllocator::release_blocks(BlockPool& pool) {
   }
 }
 
+void CachingAllocator::garbage_collect_cached_blocks() {
+  // PyTorch's policy: above threshold * allowed, release unsplit cached large segments whose
+  // age (free-block searches since they were cached) is at least the average, until enough is
+  // reclaimed or nothing more can go.
+  const auto gc_threshold =
+      static_cast<std::size_t>(gc_threshold_ * static_cast<double>(allowed_memory_maximum_));
+  if (total_allocated_memory_ <= gc_threshold) return;
+  const std::size_t target = total_allocated_memory_ - gc_threshold;
+  auto age = [&](const Block* b) { return large_.free_block_searches - b->gc_count_base; };
+  double total_age = 0;
+  int freeable = 0;
+  for (const Block* b : large_.blocks) {
+    if (!b->is_split()) {
+      total_age += static_cast<double>(age(b));
+      freeable += 1;
+    }
+  }
+  std::size_t reclaimed = 0;
+  bool freed = true;
+  while (reclaimed < target && freed && freeable > 0) {
+    const double threshold = total_age / freeable;
+    freed = false;
+    for (auto it = large_.blocks.begin(); it != large_.blocks.end();) {
+      Block* b = *it;
+      ++it;
+      if (b->is_split() || static_cast<double>(age(b)) < threshold) continue;
+      freed = true;
+      reclaimed += b->size;
+      total_age -= static_cast<double>(age(b));
+      freeable -= 1;
+      release_block(b);
+    }
+  }
+}
+
 void CachingAllocator::release_cached_blocks() {
+  synchronize_and_free_events();
   release_blocks(large_);
   release_blocks(small_);
   for (auto it = private_pools_.begin(); it != private_pools_.end();) {
@@ -311,6 +365,7 @@ void CachingAllocator::empty_cache() {
 // ---- freeing -----------------------------------------------------------------------------------
 
 std::size_t CachingAllocator::try_merge(Block* dst, Block* src) {
+  // A block freed but waiting for events is still allocated.
   if (src == nullptr || src->allocated) return 0;
   if (dst->prev == src) {
     dst->ptr = src->ptr;
@@ -342,6 +397,7 @@ void CachingAllocator::free_block(Block* block) {
       split_bytes -= static_cast<std::int64_t>(subsumed);
     }
   }
+  block->gc_count_base = pool.free_block_searches;
   pool.blocks.insert(block);
   if (block->is_split()) {
     split_blocks += 1;
@@ -370,7 +426,66 @@ void CachingAllocator::free(void* ptr) {
   allocated_blocks_.erase(it);
   update(stats_.allocation, *block->pool, -1);
   update(stats_.allocated_bytes, *block->pool, -static_cast<std::int64_t>(block->size));
-  free_block(block);
+  if (block->stream_uses.empty()) {
+    free_block(block);
+  } else {
+    insert_events(block);
+  }
+}
+
+void CachingAllocator::record_stream(void* ptr, StreamId stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = allocated_blocks_.find(reinterpret_cast<std::uintptr_t>(ptr));
+  if (it == allocated_blocks_.end()) {
+    throw ValueError("[record_stream] " + hex(reinterpret_cast<std::uintptr_t>(ptr)) +
+                     " is not an allocation of the caching allocator of device " +
+                     std::to_string(device_));
+  }
+  // The allocating stream is ordered with the block's reuse already.
+  if (stream != it->second->stream) it->second->stream_uses.insert(stream);
+}
+
+void CachingAllocator::insert_events(Block* block) {
+  for (StreamId stream : block->stream_uses) {
+    block->event_count += 1;
+    stream_events_[stream].emplace_back(raw_.record_event(device_, stream), block);
+  }
+  block->stream_uses.clear();
+}
+
+void CachingAllocator::process_events() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  process_events_locked();
+}
+
+void CachingAllocator::process_events_locked() {
+  // Events on one stream complete in order: stop at the first that has not.
+  for (auto it = stream_events_.begin(); it != stream_events_.end();) {
+    auto& events = it->second;
+    while (!events.empty()) {
+      auto [event, block] = events.front();
+      if (event != nullptr) {
+        if (!raw_.query_event(event)) break;
+        raw_.release_event(event);
+      }
+      events.pop_front();
+      if (--block->event_count == 0) free_block(block);
+    }
+    it = events.empty() ? stream_events_.erase(it) : std::next(it);
+  }
+}
+
+void CachingAllocator::synchronize_and_free_events() {
+  for (auto& [stream, events] : stream_events_) {
+    for (auto& [event, block] : events) {
+      if (event != nullptr) {
+        raw_.synchronize_event(event);
+        raw_.release_event(event);
+      }
+      if (--block->event_count == 0) free_block(block);
+    }
+  }
+  stream_events_.clear();
 }
 
 // ---- options, statistics, snapshots --------------------------------------------------------
@@ -461,6 +576,13 @@ std::vector<SegmentInfo> CachingAllocator::snapshot() const {
   for (auto& [ptr, b] : allocated_blocks_) {
     if (b->prev == nullptr) heads.push_back(b);
   }
+  for (auto& [stream, events] : stream_events_) {
+    for (auto& [event, b] : events) {
+      if (b->prev == nullptr) heads.push_back(b);
+    }
+  }
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
   for_each_pool([&](const BlockPool& pool) {
     for (const Block* b : pool.blocks) {
       if (b->prev == nullptr) heads.push_back(b);
@@ -478,9 +600,11 @@ std::vector<SegmentInfo> CachingAllocator::snapshot() const {
     seg.is_large = !head->pool->is_small;
     seg.pool_id = head->pool->owner;
     for (const Block* b = head; b != nullptr; b = b->next) {
-      seg.blocks.push_back({b->size, b->requested_size, b->allocated});
+      const bool pending = b->event_count > 0;
+      seg.blocks.push_back(
+          {b->size, pending ? 0 : b->requested_size, b->allocated && !pending, pending});
       seg.total_size += b->size;
-      if (b->allocated) {
+      if (b->allocated && !pending) {
         seg.allocated_size += b->size;
         seg.requested_size += b->requested_size;
       }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,11 +34,26 @@ struct MemInfo {
   std::size_t total = 0;
 };
 
+// An event recorded on a stream, as EventOps hands it out.
+using EventHandle = void*;
+
+// Stream events, for memory used on streams other than the one it was allocated for. A CUDA
+// build records cudaEvents; tests complete fake events when they choose.
+struct EventOps {
+  virtual ~EventOps() = default;
+  // An event recorded now on stream of device. Must not throw.
+  virtual EventHandle record_event(int device, StreamId stream) = 0;
+  // True once the work before the event has completed.
+  virtual bool query_event(EventHandle event) = 0;
+  virtual void synchronize_event(EventHandle event) = 0;
+  // Gives an event from record_event back (it may be pooled and recorded again).
+  virtual void release_event(EventHandle event) = 0;
+};
+
 // What the allocator asks of the device. A CUDA build implements it with cudaMalloc /
-// cudaFree / cudaMemGetInfo; tests use a fixed-capacity arena. Calls arrive under the
-// allocator's lock, one at a time per device.
-struct RawAllocator {
-  virtual ~RawAllocator() = default;
+// cudaFree / cudaMemGetInfo and cudaEvents; tests use a fixed-capacity arena. Calls arrive
+// under the allocator's lock, one at a time per device.
+struct RawAllocator : EventOps {
   // `size` bytes on `device` (the stream is a hint, e.g. for cudaMallocAsync); nullptr when the
   // device cannot provide them. Must not throw.
   virtual void* malloc(std::size_t size, int device, StreamId stream) = 0;
@@ -51,13 +67,29 @@ struct AllocatorOptions {
   // Blocks of this size or more are never split (PyTorch's max_split_size_mb); must be more
   // than 20 MiB unless left unlimited.
   std::size_t max_split_size = SIZE_MAX;
+  // 0, or in (0, 1): with a memory fraction set, when reserved memory would pass this share of
+  // the allowed memory, unused cached large segments are released (oldest first) before the
+  // device is asked for more (PyTorch's garbage_collection_threshold).
+  double garbage_collection_threshold = 0.0;
+  // Accepted for PyTorch compatibility; segments are never expandable.
+  bool expandable_segments = false;
 };
+
+// EMBER_CUDA_ALLOC_CONF, with PyTorch's PYTORCH_CUDA_ALLOC_CONF syntax: comma-separated
+// key:value pairs, e.g. "max_split_size_mb:128,garbage_collection_threshold:0.8". Keys:
+// max_split_size_mb (> 20), garbage_collection_threshold (0 < t < 1), expandable_segments
+// (True/False, accepted and ignored). Throws ValueError "[EMBER_CUDA_ALLOC_CONF] ..." naming a
+// bad key or value.
+AllocatorOptions parse_alloc_conf(const std::string& conf);
+// The options from the environment, parsed once per process (and re-thrown on each call if bad).
+const AllocatorOptions& alloc_conf_from_env();
 
 // One block of a segment, as snapshot() reports it.
 struct BlockInfo {
   std::size_t size = 0;
   std::size_t requested_size = 0;  // 0 when free
   bool allocated = false;
+  bool pending_free = false;  // freed, waiting for events on streams that used it
 };
 
 // One raw allocation and its blocks in address order.
@@ -76,8 +108,9 @@ struct SegmentInfo {
 // Per-device caching allocator. Thread-safe: one mutex guards all state.
 //
 // Blocks freed on a stream are reused only by requests on that stream, so no event is needed
-// while each allocation is used on the stream it was allocated on.
-// TODO(record_stream): cross-stream use needs recorded events before a block is reused.
+// while each allocation is used on the stream it was allocated on. A block also used on other
+// streams (record_stream) is held at free until events recorded on each of them then have
+// completed; process_events() returns such blocks, as do malloc and empty_cache.
 class CachingAllocator {
  public:
   // Throws ValueError for a max_split_size that is not more than 20 MiB.
@@ -92,7 +125,12 @@ class CachingAllocator {
   void* malloc(std::size_t size, StreamId stream = 0);
   // Returns a pointer from malloc to the cache (a no-op for nullptr); ValueError if unknown.
   void free(void* ptr);
-  // Releases every unused cached segment to the raw allocator.
+  // Marks the allocation at ptr (from malloc) as used on stream too; ValueError if unknown.
+  void record_stream(void* ptr, StreamId stream);
+  // Returns to the cache every freed block whose events have completed.
+  void process_events();
+  // Waits for all pending events, then releases every unused cached segment to the raw
+  // allocator.
   void empty_cache();
 
   // Caps this allocator at fraction * total device memory
@@ -135,6 +173,9 @@ class CachingAllocator {
     bool allocated = false;
     Block* prev = nullptr;  // neighbours in the same segment
     Block* next = nullptr;
+    std::set<StreamId> stream_uses;   // other streams that used it (record_stream)
+    int event_count = 0;              // outstanding events before it may be reused
+    std::uint64_t gc_count_base = 0;  // the pool's search count when it was cached
     bool is_split() const { return prev != nullptr || next != nullptr; }
   };
   // Best fit: the first block on the stream at least as large as the request.
@@ -151,6 +192,7 @@ class CachingAllocator {
     bool is_small;
     MempoolId owner;
     std::int64_t num_segments = 0;
+    std::uint64_t free_block_searches = 0;  // ages cached blocks for garbage collection
   };
   struct PrivatePool {
     explicit PrivatePool(MempoolId id) : small(true, id), large(false, id) {}
@@ -176,6 +218,10 @@ class CachingAllocator {
   bool alloc_block(BlockPool& pool, StreamId stream, std::size_t size, bool is_retry, Block*& out);
   bool release_available_cached_blocks(BlockPool& pool, StreamId stream, std::size_t size);
   void release_cached_blocks();
+  void garbage_collect_cached_blocks();
+  void insert_events(Block* block);
+  void process_events_locked();
+  void synchronize_and_free_events();
   void release_blocks(BlockPool& pool);
   void release_block(Block* block);
   Block* alloc_found_block(Block* block, std::size_t size, std::size_t requested);
@@ -190,6 +236,7 @@ class CachingAllocator {
   const int device_;
   RawAllocator& raw_;
   const std::size_t max_split_size_;
+  const double gc_threshold_;
   mutable std::mutex mutex_;
   BlockPool large_{false, 0};
   BlockPool small_{true, 0};
@@ -197,6 +244,8 @@ class CachingAllocator {
   std::vector<std::pair<MempoolId, StreamId>> alloc_to_pools_;
   MempoolId next_pool_id_ = 1;
   std::unordered_map<std::uintptr_t, Block*> allocated_blocks_;
+  // Freed blocks waiting for events, per stream the events were recorded on, oldest first.
+  std::map<StreamId, std::deque<std::pair<EventHandle, Block*>>> stream_events_;
   std::size_t total_allocated_memory_ = 0;  // bytes held from the raw allocator
   bool set_fraction_ = false;
   std::size_t allowed_memory_maximum_ = 0;

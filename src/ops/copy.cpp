@@ -20,8 +20,7 @@ void copy_raw(Tensor& self, const Tensor& src, bool non_blocking) {
     return;
   }
   // A transfer between the host and a device (or two devices) is done by the device's backend.
-  (void)non_blocking;
-  backend(self.is_cpu() ? s.device() : self.device()).copy(self, s);
+  backend(self.is_cpu() ? s.device() : self.device()).transfer(self, s, non_blocking);
 }
 
 }  // namespace
@@ -41,7 +40,10 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) const {
   device = resolve_device(device);
   if (!copy && device == this->device() && dtype == this->dtype()) return *this;
-  Tensor out = make_empty(sizes(), dtype, device, false, "to");
+  // As in PyTorch, a non-blocking transfer to the host lands in pinned memory, so it can
+  // really be asynchronous.
+  const bool pin_out = non_blocking && is_cuda() && device.is_cpu();
+  Tensor out = make_empty(sizes(), dtype, device, pin_out, "to");
   copy_raw(out, *this, non_blocking);
   if (autograd::needs_grad({this})) {
     // Back to where the input lives: a graph may span devices and dtypes.
@@ -52,6 +54,23 @@ Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) cons
                        return TensorList{g[0].to(src_dev, src_t)};
                      });
   }
+  return out;
+}
+
+bool Tensor::is_pinned() const {
+  if (!is_cpu() || storage()->data() == nullptr) return false;
+  Backend* cuda = cuda_backend_if_present();
+  return cuda != nullptr && cuda->is_pinned(storage()->data());
+}
+
+Tensor Tensor::pin_memory() const {
+  if (!is_cpu()) {
+    throw ValueError("[pin_memory] only CPU tensors can be pinned, got a tensor on " +
+                     device().str());
+  }
+  if (is_pinned()) return *this;
+  Tensor out = make_empty(sizes(), dtype(), device(), true, "pin_memory");
+  if (numel() > 0) backend(kCPU).copy(out, *this);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "ember/cuda.h"
 
 namespace ember {
 
@@ -128,9 +129,14 @@ void set_cpu_alloc_poison(bool enabled, uint8_t pattern) {
 void cpu_empty_cache() { block_cache().release_all(); }
 
 Allocator& CpuBackend::allocator(Device device, bool pinned) {
-  // Page-locked host memory comes from the CUDA runtime; without it plain memory is returned.
   static CpuAllocator alloc;
-  return alloc;
+  if (!pinned) return alloc;
+  // Page-locked host memory comes from the CUDA runtime.
+  Backend* cuda = cuda_backend_if_present();
+  if (cuda == nullptr || cuda::device_count() == 0) {
+    throw Error("[pin_memory] Cannot access accelerator device when none is available.");
+  }
+  return cuda->allocator(device, true);
 }
 
 CpuBackend& cpu_backend() {

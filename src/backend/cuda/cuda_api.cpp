@@ -2,6 +2,8 @@
 #include <string>
 
 #include "backend/cuda/cuda_check.h"
+#include "cuda/caching_allocator.h"
+#include "cuda/host_allocator.h"
 #include "cuda/nvml.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
@@ -27,6 +29,11 @@ void check_device(int device, const char* op) {
 }  // namespace ember::cuda_detail
 
 namespace ember::cuda {
+
+namespace detail {
+CachingAllocator& caching_allocator(int device);  // cuda_backend.cpp
+CachingHostAllocator& host_allocator();           // cuda_backend.cpp
+}  // namespace detail
 
 using cuda_detail::check_device;
 
@@ -77,6 +84,9 @@ void synchronize(int device) {
   if (device == -1) device = current_device();
   DeviceGuard guard(device);
   EMBER_CUDA_CHECK(cudaDeviceSynchronize());
+  // Blocks held back for streams that used them are free now.
+  detail::caching_allocator(device).process_events();
+  detail::host_allocator().process_events();
 }
 
 DeviceGuard::DeviceGuard(int device) : original_(current_device()) {
@@ -121,8 +131,5 @@ NvmlLocator nvml_locator(int device) {
 #endif
   return where;
 }
-
-// Every device's current stream is its legacy default stream until streams are selectable.
-cudaStream_t current_stream(int) { return nullptr; }
 
 }  // namespace ember::cuda_detail

@@ -13,8 +13,9 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
-#include "cuda/caching_allocator.h"
 #include "core/dispatch.h"
+#include "cuda/caching_allocator.h"
+#include "cuda/host_allocator.h"
 #include "ember/cuda.h"
 #include "kernels/cast.h"
 
@@ -25,6 +26,75 @@ namespace {
 using cuda_detail::current_stream;
 using cuda_detail::device_index;
 using cuda_detail::strided_of;
+
+using cuda::detail::EventHandle;
+using cuda::detail::StreamId;
+
+StreamId stream_id(cudaStream_t s) { return reinterpret_cast<StreamId>(s); }
+cudaStream_t stream_of(StreamId id) { return reinterpret_cast<cudaStream_t>(id); }
+
+// Timing-free cudaEvents for the caching allocators, pooled per device. Never throws: an event
+// that cannot be recorded is replaced by synchronizing its stream (nullptr: already complete).
+class CudaEvents {
+ public:
+  EventHandle record(int device, StreamId stream) {
+    cuda::DeviceGuard guard(device);
+    Pooled* e = take(device);
+    if (e != nullptr && cudaEventRecord(e->event, stream_of(stream)) == cudaSuccess) return e;
+    cudaGetLastError();
+    if (e != nullptr) release(e);
+    cudaStreamSynchronize(stream_of(stream));
+    cudaGetLastError();
+    return nullptr;
+  }
+  bool query(EventHandle h) {
+    const cudaError_t err = cudaEventQuery(static_cast<Pooled*>(h)->event);
+    if (err == cudaSuccess) return true;
+    cudaGetLastError();
+    return err != cudaErrorNotReady;  // a failed device has nothing left to wait for
+  }
+  void synchronize(EventHandle h) {
+    if (cudaEventSynchronize(static_cast<Pooled*>(h)->event) != cudaSuccess) cudaGetLastError();
+  }
+  void release(EventHandle h) {
+    auto* e = static_cast<Pooled*>(h);
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(e);
+  }
+
+ private:
+  struct Pooled {
+    cudaEvent_t event = nullptr;
+    int device = 0;
+  };
+  Pooled* take(int device) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = free_.begin(); it != free_.end(); ++it) {
+        if ((*it)->device == device) {
+          Pooled* e = *it;
+          free_.erase(it);
+          return e;
+        }
+      }
+    }
+    auto* e = new Pooled;
+    e->device = device;
+    if (cudaEventCreateWithFlags(&e->event, cudaEventDisableTiming) != cudaSuccess) {
+      cudaGetLastError();
+      delete e;
+      return nullptr;
+    }
+    return e;
+  }
+  std::mutex mu_;
+  std::vector<Pooled*> free_;
+};
+
+CudaEvents& cuda_events() {
+  static auto* events = new CudaEvents;  // never destroyed: allocators outlive static destructors
+  return *events;
+}
 
 // The device side of the caching allocator: cudaMalloc / cudaFree / cudaMemGetInfo.
 class CudaRawAllocator final : public cuda::detail::RawAllocator {
@@ -48,20 +118,27 @@ class CudaRawAllocator final : public cuda::detail::RawAllocator {
     if (cudaMemGetInfo(&info.free, &info.total) != cudaSuccess) cudaGetLastError();
     return info;
   }
+  EventHandle record_event(int device, StreamId stream) override {
+    return cuda_events().record(device, stream);
+  }
+  bool query_event(EventHandle e) override { return cuda_events().query(e); }
+  void synchronize_event(EventHandle e) override { cuda_events().synchronize(e); }
+  void release_event(EventHandle e) override { cuda_events().release(e); }
 };
 
-// Tensor storage on one device through its caching allocator (the default stream for now).
+// Tensor storage on one device through its caching allocator, for the current stream.
 class CudaAllocator final : public Allocator {
  public:
-  explicit CudaAllocator(int device) : cache_(device, raw_) {}
+  explicit CudaAllocator(int device) : cache_(device, raw_, cuda::detail::alloc_conf_from_env()) {}
 
   DataPtr allocate(size_t nbytes) override {
     Device dev(kCUDA, cache_.device());
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, dev);
-    void* p = cache_.malloc(nbytes);
+    cudaStream_t stream = current_stream(cache_.device());
+    void* p = cache_.malloc(nbytes, stream_id(stream));
     if (int poison = device_alloc_poison(); poison >= 0) {
       cuda::DeviceGuard guard(cache_.device());
-      EMBER_CUDA_CHECK(cudaMemsetAsync(p, poison, nbytes, cuda_detail::current_stream()));
+      EMBER_CUDA_CHECK(cudaMemsetAsync(p, poison, nbytes, stream));
     }
     return DataPtr(p, &cache_, &release, dev);
   }
@@ -78,12 +155,64 @@ class CudaAllocator final : public Allocator {
   cuda::detail::CachingAllocator cache_;
 };
 
+// Page-locked host memory: cudaHostAlloc / cudaFreeHost.
+class CudaRawHostAllocator final : public cuda::detail::RawHostAllocator {
+ public:
+  void* malloc(size_t size) override {
+    void* p = nullptr;
+    if (cudaHostAlloc(&p, size, cudaHostAllocDefault) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    return p;
+  }
+  void free(void* ptr, size_t) override {
+    if (cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
+  }
+  EventHandle record_event(int device, StreamId stream) override {
+    return cuda_events().record(device, stream);
+  }
+  bool query_event(EventHandle e) override { return cuda_events().query(e); }
+  void synchronize_event(EventHandle e) override { cuda_events().synchronize(e); }
+  void release_event(EventHandle e) override { cuda_events().release(e); }
+};
+
+// Pinned CPU tensor storage through the caching host allocator.
+class PinnedAllocator final : public Allocator {
+ public:
+  PinnedAllocator() : cache_(raw_) {}
+  DataPtr allocate(size_t nbytes) override {
+    if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCPU));
+    return DataPtr(cache_.malloc(nbytes), &cache_, &release, Device(kCPU));
+  }
+  cuda::detail::CachingHostAllocator& cache() { return cache_; }
+
+ private:
+  static void release(void* p, void* ctx) {
+    try {
+      static_cast<cuda::detail::CachingHostAllocator*>(ctx)->free(p);
+    } catch (...) {  // a destructor must not throw
+    }
+  }
+  CudaRawHostAllocator raw_;
+  cuda::detail::CachingHostAllocator cache_;
+};
+
+PinnedAllocator& pinned_allocator() {
+  static auto* a = new PinnedAllocator;  // never destroyed: tensors may outlive statics
+  return *a;
+}
+
+bool is_pinned_tensor(const Tensor& t) {
+  return t.is_cpu() && pinned_allocator().cache().is_pinned(t.storage()->data());
+}
+
 // dst = src, both on one device with one dtype.
 void copy_on_device(const Tensor& dst, const Tensor& src) {
   cuda::DeviceGuard guard(device_index(dst.device()));
   if (dst.is_contiguous() && src.is_contiguous()) {
-    EMBER_CUDA_CHECK(
-        cudaMemcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDeviceToDevice));
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
+                                     cudaMemcpyDeviceToDevice, current_stream()));
     return;
   }
   const Tensor* ops[2] = {&dst, &src};
@@ -114,16 +243,27 @@ CudaAllocator& device_allocator(int index) {
 }  // namespace
 
 Allocator& CudaBackend::allocator(Device device, bool pinned) {
+  if (device.is_cpu()) {
+    if (!pinned) return backend(kCPU).allocator(device);
+    return pinned_allocator();
+  }
   return device_allocator(device_index(device));
+}
+
+bool CudaBackend::is_pinned(const void* data) const {
+  return pinned_allocator().cache().is_pinned(data);
 }
 
 namespace cuda::detail {
 CachingAllocator& caching_allocator(int device) {
   return device_allocator(device < 0 ? cuda::current_device() : device).cache();
 }
+CachingHostAllocator& host_allocator() { return pinned_allocator().cache(); }
 }  // namespace cuda::detail
 
-void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
+void CudaBackend::copy(const Tensor& dst, const Tensor& src) { transfer(dst, src, false); }
+
+void CudaBackend::transfer(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (dst.numel() == 0) return;
   const bool to_device = dst.is_cuda(), from_device = src.is_cuda();
   if (to_device && from_device) {
@@ -135,39 +275,64 @@ void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
       copy_on_device(dst, src);
       return;
     }
-    // Between two devices: a contiguous block is copied peer to peer.
+    // Between two devices: a contiguous block is copied peer to peer on the source device's
+    // current stream, which first waits for the destination's current stream; the destination's
+    // stream then waits for the copy.
     Tensor s = src.contiguous();
     Tensor staging = dst.is_contiguous() ? dst : empty_on(dst, dst.dtype(), dst.device());
-    int dst_index = device_index(dst.device()), src_index = device_index(src.device());
+    const int dst_index = device_index(dst.device()), src_index = device_index(src.device());
+    const cuda::Stream src_stream = cuda::current_stream(src_index);
+    const cuda::Stream dst_stream = cuda::current_stream(dst_index);
+    src_stream.wait_stream(dst_stream);
     {
-      cuda::DeviceGuard guard(dst_index);
-      EMBER_CUDA_CHECK(
-          cudaMemcpyPeer(staging.data_ptr(), dst_index, s.data_ptr(), src_index, dst.nbytes()));
+      cuda::DeviceGuard guard(src_index);
+      EMBER_CUDA_CHECK(cudaMemcpyPeerAsync(staging.data_ptr(), dst_index, s.data_ptr(), src_index,
+                                           dst.nbytes(), current_stream(src_index)));
     }
+    dst_stream.wait_stream(src_stream);
     if (!staging.is_same(dst)) copy_on_device(dst, staging);
     return;
   }
   if (to_device) {
-    // Host to device: convert and pack on the host, then one transfer.
-    Tensor h = src;
-    if (h.dtype() != dst.dtype() || !h.is_contiguous()) h = src.to(dst.dtype(), false, true);
+    const int index = device_index(dst.device());
+    cuda::DeviceGuard guard(index);
+    cudaStream_t stream = current_stream(index);
     Tensor staging = dst.is_contiguous() ? dst : empty_on(dst, dst.dtype(), dst.device());
-    {
-      cuda::DeviceGuard guard(device_index(dst.device()));
-      EMBER_CUDA_CHECK(
-          cudaMemcpy(staging.data_ptr(), h.data_ptr(), dst.nbytes(), cudaMemcpyHostToDevice));
+    if (non_blocking && src.dtype() == dst.dtype() && src.is_contiguous() &&
+        is_pinned_tensor(src)) {
+      // From pinned memory the transfer is queued and the host goes on; the pinned block is
+      // not reused before the transfer has run.
+      EMBER_CUDA_CHECK(cudaMemcpyAsync(staging.data_ptr(), src.data_ptr(), dst.nbytes(),
+                                       cudaMemcpyHostToDevice, stream));
+      pinned_allocator().cache().record_stream(src.storage()->data(), index, stream_id(stream));
+    } else {
+      // Convert and pack on the host, then one transfer the host waits for.
+      Tensor h = src;
+      if (h.dtype() != dst.dtype() || !h.is_contiguous()) h = src.to(dst.dtype(), false, true);
+      EMBER_CUDA_CHECK(cudaMemcpyAsync(staging.data_ptr(), h.data_ptr(), dst.nbytes(),
+                                       cudaMemcpyHostToDevice, stream));
+      EMBER_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
     if (!staging.is_same(dst)) copy_on_device(dst, staging);
     return;
   }
   // Device to host: pack on the device, one transfer, then convert and scatter on the host.
+  const int index = device_index(src.device());
+  cuda::DeviceGuard guard(index);
+  cudaStream_t stream = current_stream(index);
   Tensor s = src.contiguous();
   const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
-  Tensor h = direct ? dst : empty_on(src, src.dtype(), Device(kCPU));
-  {
-    cuda::DeviceGuard guard(device_index(src.device()));
-    EMBER_CUDA_CHECK(cudaMemcpy(h.data_ptr(), s.data_ptr(), s.nbytes(), cudaMemcpyDeviceToHost));
+  if (non_blocking && direct && is_pinned_tensor(dst)) {
+    // Into pinned memory the host goes on at once; the caller synchronizes before reading.
+    EMBER_CUDA_CHECK(
+        cudaMemcpyAsync(dst.data_ptr(), s.data_ptr(), s.nbytes(), cudaMemcpyDeviceToHost, stream));
+    pinned_allocator().cache().record_stream(dst.storage()->data(), index, stream_id(stream));
+    return;
   }
+  Tensor h = direct ? dst : empty_on(src, src.dtype(), Device(kCPU));
+  EMBER_CUDA_CHECK(
+      cudaMemcpyAsync(h.data_ptr(), s.data_ptr(), s.nbytes(), cudaMemcpyDeviceToHost, stream));
+  EMBER_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (!direct) backend(kCPU).copy(dst, h);
 }
 

@@ -10,7 +10,10 @@ class CudaBackend final : public Backend {
   const char* name() const override { return "CUDA"; }
   Allocator& allocator(Device device, bool pinned) override;
 
+  bool is_pinned(const void* data) const override;
+
   void copy(const Tensor& dst, const Tensor& src) override;
+  void transfer(const Tensor& dst, const Tensor& src, bool non_blocking) override;
   void fill(const Tensor& dst, Scalar value) override;
 
   // Indexing and sorting (cuda_index.cpp): indices are checked on the device.

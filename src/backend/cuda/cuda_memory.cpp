@@ -1,12 +1,15 @@
 // ember::cuda memory statistics: the per-device caching allocators seen through PyTorch's API.
 #include "cuda/caching_allocator.h"
+#include "cuda/host_allocator.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
+#include "ember/tensor.h"
 
 namespace ember::cuda {
 
 namespace detail {
 CachingAllocator& caching_allocator(int device);  // cuda_backend.cpp
+CachingHostAllocator& host_allocator();           // cuda_backend.cpp
 }
 
 namespace {
@@ -25,6 +28,30 @@ void reset_peak_memory_stats(int device) { detail::caching_allocator(device).res
 
 void empty_cache() {
   for (int d = 0; d < device_count(); ++d) detail::caching_allocator(d).empty_cache();
+  detail::host_allocator().empty_cache();
+}
+
+std::map<std::string, int64_t> host_memory_stats() { return detail::host_allocator().stats(); }
+
+void record_stream(const Tensor& tensor, const Stream& stream) {
+  if (!tensor.defined()) throw ValueError("[record_stream] the tensor is undefined");
+  void* data = tensor.storage()->data();
+  if (data == nullptr) return;  // no memory to protect
+  const auto id = static_cast<detail::StreamId>(stream.id());
+  if (tensor.is_cuda()) {
+    if (tensor.device().index() != stream.device_index()) {
+      throw ValueError("[record_stream] the tensor is on " + tensor.device().str() +
+                       " but the stream on cuda:" + std::to_string(stream.device_index()));
+    }
+    detail::caching_allocator(stream.device_index()).record_stream(data, id);
+    return;
+  }
+  if (!detail::host_allocator().record_stream(data, stream.device_index(), id)) {
+    throw ValueError(
+        "[record_stream] expects a CUDA tensor or a pinned CPU tensor, got an "
+        "unpinned tensor on " +
+        tensor.device().str());
+  }
 }
 
 std::map<std::string, int64_t> memory_stats(int device) {

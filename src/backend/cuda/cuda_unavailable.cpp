@@ -50,6 +50,55 @@ void empty_cache() {}  // nothing is cached without CUDA
 std::map<std::string, int64_t> memory_stats(int) { no_cuda("memory_stats"); }
 std::string memory_summary(int, bool) { no_cuda("memory_summary"); }
 void set_per_process_memory_fraction(double, int) { no_cuda("set_per_process_memory_fraction"); }
+std::map<std::string, int64_t> host_memory_stats() { no_cuda("host_memory_stats"); }
+
+int Stream::priority() const { no_cuda("Stream.priority"); }
+bool Stream::query() const { no_cuda("Stream.query"); }
+void Stream::synchronize() const { no_cuda("Stream.synchronize"); }
+void Stream::wait_event(const Event&) const { no_cuda("Stream.wait_event"); }
+void Stream::wait_stream(const Stream&) const { no_cuda("Stream.wait_stream"); }
+Stream current_stream(int device) {
+  no_cuda("current_stream: invalid device ordinal " + std::to_string(device));
+}
+Stream default_stream(int device) {
+  no_cuda("default_stream: invalid device ordinal " + std::to_string(device));
+}
+Stream get_stream_from_pool(int device, bool) {
+  no_cuda("get_stream_from_pool: invalid device ordinal " + std::to_string(device));
+}
+Stream get_stream_from_external(void*, int device) {
+  no_cuda("get_stream_from_external: invalid device ordinal " + std::to_string(device));
+}
+void set_current_stream(const Stream&) { no_cuda("set_current_stream"); }
+StreamGuard::StreamGuard(const Stream& stream)
+    : original_device_(0), original_stream_(stream), current_(stream) {
+  no_cuda("StreamGuard");
+}
+StreamGuard::~StreamGuard() = default;
+
+// An event is created on its first record, which needs a device.
+Event::Event(bool enable_timing, bool blocking, bool interprocess)
+    : enable_timing_(enable_timing), blocking_(blocking), interprocess_(interprocess) {}
+Event::~Event() = default;
+Event::Event(Event&& other) noexcept
+    : enable_timing_(other.enable_timing_),
+      blocking_(other.blocking_),
+      interprocess_(other.interprocess_) {}
+Event& Event::operator=(Event&& other) noexcept {
+  enable_timing_ = other.enable_timing_;
+  blocking_ = other.blocking_;
+  interprocess_ = other.interprocess_;
+  return *this;
+}
+void Event::record() { no_cuda("Event.record"); }
+void Event::record(const Stream&) { no_cuda("Event.record"); }
+void Event::wait() const {}
+void Event::wait(const Stream&) const {}
+bool Event::query() const { return true; }
+void Event::synchronize() const {}
+float Event::elapsed_time(const Event&) const { no_cuda("Event.elapsed_time"); }
+
+void record_stream(const Tensor&, const Stream&) { no_cuda("record_stream"); }
 int runtime_version() { return 0; }
 int driver_version() { return 0; }
 
