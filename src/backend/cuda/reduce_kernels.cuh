@@ -54,9 +54,9 @@ struct ValueReducer {
   Out* out;
 
   __device__ acc_t init() const { return op.init(); }
-  __device__ acc_t step(acc_t a, int64_t off, int64_t) const {
-    return op.reduce(a, static_cast<C>(in[off]));
-  }
+  __device__ C load(int64_t off) const { return static_cast<C>(in[off]); }
+  __device__ acc_t fold(acc_t a, C x, int64_t) const { return op.reduce(a, x); }
+  __device__ acc_t step(acc_t a, int64_t off, int64_t r) const { return fold(a, load(off), r); }
   __device__ acc_t combine(acc_t a, acc_t b) const { return op.combine(a, b); }
   __device__ void store(int64_t off, acc_t a) const { out[off] = cast<Out>(op.project(a)); }
 };
@@ -72,9 +72,9 @@ struct IndexReducer {
   int64_t* indices;
 
   __device__ acc_t init() const { return Op().init(); }
-  __device__ acc_t step(acc_t a, int64_t off, int64_t r) const {
-    return Op().reduce(a, static_cast<C>(in[off]), r);
-  }
+  __device__ C load(int64_t off) const { return static_cast<C>(in[off]); }
+  __device__ acc_t fold(acc_t a, C x, int64_t r) const { return Op().reduce(a, x, r); }
+  __device__ acc_t step(acc_t a, int64_t off, int64_t r) const { return fold(a, load(off), r); }
   __device__ acc_t combine(acc_t a, acc_t b) const { return Op().combine(a, b); }
   __device__ void store(int64_t off, acc_t a) const {
     values[off] = cast<T>(a.value);
@@ -85,6 +85,30 @@ struct IndexReducer {
 // ---- kernels ------------------------------------------------------------------------------------
 
 __device__ inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Folds reduced positions r, r + step, ... below r1 of the output at in_off into a. With one
+// reduced dim the loop issues four independent loads before folding them (in order), so several
+// memory requests per thread are in flight.
+template <class R>
+__device__ inline typename R::acc_t fold_range(const R& red, typename R::acc_t a,
+                                               const ReduceLayout& l, int64_t in_off, int64_t r,
+                                               int64_t r1, int64_t step) {
+  if (l.nr == 1) {
+    const int64_t s = l.rin[0];
+    for (; r + 3 * step < r1; r += 4 * step) {
+      const auto x0 = red.load(in_off + r * s);
+      const auto x1 = red.load(in_off + (r + step) * s);
+      const auto x2 = red.load(in_off + (r + 2 * step) * s);
+      const auto x3 = red.load(in_off + (r + 3 * step) * s);
+      a = red.fold(a, x0, r);
+      a = red.fold(a, x1, r + step);
+      a = red.fold(a, x2, r + 2 * step);
+      a = red.fold(a, x3, r + 3 * step);
+    }
+  }
+  for (; r < r1; r += step) a = red.step(a, in_off + l.reduced_offset(r), r);
+  return a;
+}
 
 // Inner: blockDim (group, kReduceThreads / group), or (kReduceThreads, 1) for a block per output.
 // Thread x of an output's group folds reduced positions x, x + group, ... of chunk blockIdx.y,
@@ -105,9 +129,7 @@ __global__ void __launch_bounds__(kReduceThreads)
     A a = red.init();
     if (o < l.n_out) {
       l.kept_offsets(o, in_off, out_off);
-      for (int64_t r = r0 + threadIdx.x; r < r1; r += group) {
-        a = red.step(a, in_off + l.reduced_offset(r), r);
-      }
+      a = fold_range(red, a, l, in_off, r0 + threadIdx.x, r1, group);
     }
     a = group > kWarp ? block_reduce(red, a, smem) : group_reduce(red, a, group);
     if (threadIdx.x == 0 && o < l.n_out) {
@@ -135,9 +157,7 @@ __global__ void __launch_bounds__(kReduceThreads)
     A a = red.init();
     if (o < l.n_out) {
       l.kept_offsets(o, in_off, out_off);
-      for (int64_t r = r0 + threadIdx.y; r < r1; r += rows) {
-        a = red.step(a, in_off + l.reduced_offset(r), r);
-      }
+      a = fold_range(red, a, l, in_off, r0 + threadIdx.y, r1, rows);
     }
     smem[threadIdx.y * kOuterTile + threadIdx.x] = a;
     __syncthreads();
