@@ -66,10 +66,11 @@ inline constexpr int64_t kTargetBlocks = 512;
 // Bytes of the largest accumulator (Welford in double), for sizing the workspace.
 inline constexpr size_t kMaxAccBytes = 24;
 
-// min_chunk: the shortest piece worth a block of its own.
-inline ReducePlan plan_reduce(const ReduceLayout& l, bool allow_outer = true) {
+// The path, threads per output and chunking for a layout; min_chunk is the shortest piece of the
+// reduced range worth a block of its own.
+inline ReducePlan plan_reduce(const ReduceLayout& l) {
   ReducePlan p;
-  const bool outer = allow_outer && l.nk > 0 && l.kin[l.nk - 1] == 1 &&
+  const bool outer = l.nk > 0 && l.kin[l.nk - 1] == 1 &&
                      l.rin[l.nr - 1] != 1 && l.ks[l.nk - 1] >= 8;
   int64_t blocks, min_chunk;
   if (outer) {
