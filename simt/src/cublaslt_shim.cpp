@@ -5,7 +5,7 @@
 // emulated device allocations, where a GPU would fault. The product runs on the CPU with double
 // accumulation, as stream work, so it is ordered, deferred and captured like a kernel.
 // shim_state.h first: it brings in the emulator's CUDA qualifiers before any CUDA header.
-#include "shim_state.h"
+#include "simt/cublaslt_shim.h"
 
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <string>
 
-#include "simt/cublaslt_shim.h"
+#include "shim_state.h"
 
 struct cublasLtContext {
   std::uint32_t magic;
@@ -87,10 +87,14 @@ bool take(T& dst, const void* buf, size_t size) {
 size_t element_size(std::uint32_t type) {
   switch (type) {
     case CUDA_R_16F:
-    case CUDA_R_16BF: return 2;
-    case CUDA_R_32F: return 4;
-    case CUDA_R_64F: return 8;
-    default: return 0;
+    case CUDA_R_16BF:
+      return 2;
+    case CUDA_R_32F:
+      return 4;
+    case CUDA_R_64F:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -105,24 +109,33 @@ float to_tf32(float x) {
 
 double load(const void* p, std::int64_t i, std::uint32_t type, bool tf32) {
   switch (type) {
-    case CUDA_R_16F: return __half2float(static_cast<const __half*>(p)[i]);
-    case CUDA_R_16BF: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case CUDA_R_16F:
+      return __half2float(static_cast<const __half*>(p)[i]);
+    case CUDA_R_16BF:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
     case CUDA_R_32F: {
       const float v = static_cast<const float*>(p)[i];
       return tf32 ? to_tf32(v) : v;
     }
-    default: return static_cast<const double*>(p)[i];
+    default:
+      return static_cast<const double*>(p)[i];
   }
 }
 
 void store(void* p, std::int64_t i, std::uint32_t type, double v) {
   switch (type) {
-    case CUDA_R_16F: static_cast<__half*>(p)[i] = __float2half_rn(static_cast<float>(v)); break;
+    case CUDA_R_16F:
+      static_cast<__half*>(p)[i] = __float2half_rn(static_cast<float>(v));
+      break;
     case CUDA_R_16BF:
       static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(static_cast<float>(v));
       break;
-    case CUDA_R_32F: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    default: static_cast<double*>(p)[i] = v; break;
+    case CUDA_R_32F:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    default:
+      static_cast<double*>(p)[i] = v;
+      break;
   }
 }
 
@@ -158,7 +171,8 @@ struct Problem {
 };
 
 cublasStatus_t check_layout(const char* name, const Layout* l) {
-  if (l == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, std::string(name) + " is not a layout");
+  if (l == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, std::string(name) + " is not a layout");
   if (element_size(l->type) == 0) {
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
                 std::string(name) + ": data type " + str(l->type) + " is not emulated");
@@ -208,18 +222,22 @@ cublasStatus_t validate(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc_h,
     }
   }
   // Type combinations: float compute with float scale over 16/32-bit floats, or all double.
-  const bool f32 = desc->compute == CUBLAS_COMPUTE_32F || desc->compute == CUBLAS_COMPUTE_32F_PEDANTIC ||
+  const bool f32 = desc->compute == CUBLAS_COMPUTE_32F ||
+                   desc->compute == CUBLAS_COMPUTE_32F_PEDANTIC ||
                    desc->compute == CUBLAS_COMPUTE_32F_FAST_TF32;
-  const bool f64 = desc->compute == CUBLAS_COMPUTE_64F || desc->compute == CUBLAS_COMPUTE_64F_PEDANTIC;
+  const bool f64 =
+      desc->compute == CUBLAS_COMPUTE_64F || desc->compute == CUBLAS_COMPUTE_64F_PEDANTIC;
   bool types_ok = a->type == b->type && c->type == d->type;
   if (f32) {
     types_ok = types_ok && desc->scale == CUDA_R_32F && a->type != CUDA_R_64F &&
                (d->type == a->type || d->type == CUDA_R_32F) &&
                (desc->compute != CUBLAS_COMPUTE_32F_FAST_TF32 || a->type == CUDA_R_32F);
   } else if (f64) {
-    types_ok = types_ok && desc->scale == CUDA_R_64F && a->type == CUDA_R_64F && d->type == CUDA_R_64F;
+    types_ok =
+        types_ok && desc->scale == CUDA_R_64F && a->type == CUDA_R_64F && d->type == CUDA_R_64F;
   } else {
-    return fail(CUBLAS_STATUS_NOT_SUPPORTED, "compute type " + str(desc->compute) + " is not emulated");
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED,
+                "compute type " + str(desc->compute) + " is not emulated");
   }
   if (!types_ok) {
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
@@ -227,8 +245,9 @@ cublasStatus_t validate(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc_h,
                     str(desc->scale) + " and data types A " + str(a->type) + ", B " + str(b->type) +
                     ", C " + str(c->type) + ", D " + str(d->type));
   }
-  p = {*a, *b, *c, *d, desc->transa, desc->transb, 0, 0, 0,
-       desc->compute == CUBLAS_COMPUTE_32F_FAST_TF32, f64};
+  p = {*a,           *b, *c, *d, desc->transa,
+       desc->transb, 0,  0,  0,  desc->compute == CUBLAS_COMPUTE_32F_FAST_TF32,
+       f64};
   p.m = static_cast<std::int64_t>(d->rows);
   p.n = static_cast<std::int64_t>(d->cols);
   const std::int64_t am = static_cast<std::int64_t>(p.transa == CUBLAS_OP_N ? a->rows : a->cols);
@@ -236,15 +255,16 @@ cublasStatus_t validate(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc_h,
   const std::int64_t bk = static_cast<std::int64_t>(p.transb == CUBLAS_OP_N ? b->rows : b->cols);
   const std::int64_t bn = static_cast<std::int64_t>(p.transb == CUBLAS_OP_N ? b->cols : b->rows);
   if (am != p.m || bn != p.n || bk != p.k || c->rows != d->rows || c->cols != d->cols) {
-    return fail(CUBLAS_STATUS_INVALID_VALUE,
-                "dimensions do not match: op(A) " + str(am) + "x" + str(p.k) + ", op(B) " + str(bk) +
-                    "x" + str(bn) + ", C " + str(static_cast<std::int64_t>(c->rows)) + "x" +
-                    str(static_cast<std::int64_t>(c->cols)) + ", D " + str(p.m) + "x" + str(p.n));
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "dimensions do not match: op(A) " + str(am) + "x" +
+                                                 str(p.k) + ", op(B) " + str(bk) + "x" + str(bn) +
+                                                 ", C " + str(static_cast<std::int64_t>(c->rows)) +
+                                                 "x" + str(static_cast<std::int64_t>(c->cols)) +
+                                                 ", D " + str(p.m) + "x" + str(p.n));
   }
   if (a->batch != d->batch || b->batch != d->batch || c->batch != d->batch) {
-    return fail(CUBLAS_STATUS_INVALID_VALUE,
-                "batch counts differ: A " + str(a->batch) + ", B " + str(b->batch) + ", C " +
-                    str(c->batch) + ", D " + str(d->batch));
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "batch counts differ: A " + str(a->batch) + ", B " +
+                                                 str(b->batch) + ", C " + str(c->batch) + ", D " +
+                                                 str(d->batch));
   }
   if (d->batch > 1 && d->stride < static_cast<std::int64_t>(d->cols) * d->ld) {
     return fail(CUBLAS_STATUS_INVALID_VALUE,
@@ -319,32 +339,52 @@ cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
 
 const char* cublasLtGetStatusName(cublasStatus_t status) {
   switch (status) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+      return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+      return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR:
+      return "CUBLAS_STATUS_LICENSE_ERROR";
   }
   return "<unknown>";
 }
 
 const char* cublasLtGetStatusString(cublasStatus_t status) {
   switch (status) {
-    case CUBLAS_STATUS_SUCCESS: return "success";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
-    case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "an absent device architectural feature is required";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "an access to GPU memory space failed";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "the GPU program failed to execute";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "an internal operation failed";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "error detected trying to check the license";
+    case CUBLAS_STATUS_SUCCESS:
+      return "success";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "the library was not initialized";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "the resource allocation failed";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "an invalid numeric value was used as an argument";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "an absent device architectural feature is required";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+      return "an access to GPU memory space failed";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "the GPU program failed to execute";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+      return "an internal operation failed";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "the functionality requested is not supported";
+    case CUBLAS_STATUS_LICENSE_ERROR:
+      return "error detected trying to check the license";
   }
   return "unknown error";
 }
@@ -355,10 +395,17 @@ size_t cublasLtGetVersion(void) { return CUBLAS_VERSION; }
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type,
                                           uint64_t rows, uint64_t cols, int64_t ld) {
-  if (layout == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatrixLayoutCreate: null");
+  if (layout == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatrixLayoutCreate: null");
   auto* o = new cublasLtMatrixLayoutOpaque_t{};
-  simt::Layout l{simt::kLayoutMagic, static_cast<std::uint32_t>(type), CUBLASLT_ORDER_COL, 1,
-                 rows, cols, ld, 0};
+  simt::Layout l{simt::kLayoutMagic,
+                 static_cast<std::uint32_t>(type),
+                 CUBLASLT_ORDER_COL,
+                 1,
+                 rows,
+                 cols,
+                 ld,
+                 0};
   std::memcpy(o->data, &l, sizeof l);
   *layout = o;
   return ok();
@@ -366,7 +413,8 @@ cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDa
 
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
   auto* l = simt::state<simt::Layout>(layout, simt::kLayoutMagic);
-  if (l == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatrixLayoutDestroy: not a layout");
+  if (l == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatrixLayoutDestroy: not a layout");
   l->magic = 0;
   delete layout;
   return ok();
@@ -376,19 +424,34 @@ cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
                                                 cublasLtMatrixLayoutAttribute_t attr,
                                                 const void* buf, size_t size) {
   auto* l = simt::state<simt::Layout>(layout, simt::kLayoutMagic);
-  if (l == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatrixLayoutSetAttribute: not a layout");
+  if (l == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatrixLayoutSetAttribute: not a layout");
   bool good = false;
   switch (attr) {
-    case CUBLASLT_MATRIX_LAYOUT_TYPE: good = simt::take(l->type, buf, size); break;
-    case CUBLASLT_MATRIX_LAYOUT_ORDER: good = simt::take(l->order, buf, size); break;
-    case CUBLASLT_MATRIX_LAYOUT_ROWS: good = simt::take(l->rows, buf, size); break;
-    case CUBLASLT_MATRIX_LAYOUT_COLS: good = simt::take(l->cols, buf, size); break;
-    case CUBLASLT_MATRIX_LAYOUT_LD: good = simt::take(l->ld, buf, size); break;
-    case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT: good = simt::take(l->batch, buf, size); break;
-    case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET: good = simt::take(l->stride, buf, size); break;
+    case CUBLASLT_MATRIX_LAYOUT_TYPE:
+      good = simt::take(l->type, buf, size);
+      break;
+    case CUBLASLT_MATRIX_LAYOUT_ORDER:
+      good = simt::take(l->order, buf, size);
+      break;
+    case CUBLASLT_MATRIX_LAYOUT_ROWS:
+      good = simt::take(l->rows, buf, size);
+      break;
+    case CUBLASLT_MATRIX_LAYOUT_COLS:
+      good = simt::take(l->cols, buf, size);
+      break;
+    case CUBLASLT_MATRIX_LAYOUT_LD:
+      good = simt::take(l->ld, buf, size);
+      break;
+    case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT:
+      good = simt::take(l->batch, buf, size);
+      break;
+    case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET:
+      good = simt::take(l->stride, buf, size);
+      break;
     default:
-      return fail(CUBLAS_STATUS_NOT_SUPPORTED,
-                  "cublasLtMatrixLayoutSetAttribute: attribute " + simt::str(attr) + " is not emulated");
+      return fail(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatrixLayoutSetAttribute: attribute " +
+                                                   simt::str(attr) + " is not emulated");
   }
   if (!good) {
     return fail(CUBLAS_STATUS_INVALID_VALUE,
@@ -404,9 +467,14 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComput
                                         cudaDataType_t scale) {
   if (desc == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulDescCreate: null");
   auto* o = new cublasLtMatmulDescOpaque_t{};
-  simt::Desc d{simt::kDescMagic, static_cast<std::int32_t>(compute), static_cast<std::int32_t>(scale),
+  simt::Desc d{simt::kDescMagic,
+               static_cast<std::int32_t>(compute),
+               static_cast<std::int32_t>(scale),
                CUBLASLT_POINTER_MODE_HOST,
-               CUBLAS_OP_N, CUBLAS_OP_N, CUBLAS_OP_N, CUBLASLT_EPILOGUE_DEFAULT};
+               CUBLAS_OP_N,
+               CUBLAS_OP_N,
+               CUBLAS_OP_N,
+               CUBLASLT_EPILOGUE_DEFAULT};
   std::memcpy(o->data, &d, sizeof d);
   *desc = o;
   return ok();
@@ -414,7 +482,8 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComput
 
 cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
   auto* d = simt::state<simt::Desc>(desc, simt::kDescMagic);
-  if (d == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulDescDestroy: not a desc");
+  if (d == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulDescDestroy: not a desc");
   d->magic = 0;
   delete desc;
   return ok();
@@ -424,19 +493,34 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
                                               cublasLtMatmulDescAttributes_t attr, const void* buf,
                                               size_t size) {
   auto* d = simt::state<simt::Desc>(desc, simt::kDescMagic);
-  if (d == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulDescSetAttribute: not a desc");
+  if (d == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulDescSetAttribute: not a desc");
   bool good = false;
   switch (attr) {
-    case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE: good = simt::take(d->compute, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_SCALE_TYPE: good = simt::take(d->scale, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_POINTER_MODE: good = simt::take(d->pointer_mode, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_TRANSA: good = simt::take(d->transa, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_TRANSB: good = simt::take(d->transb, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_TRANSC: good = simt::take(d->transc, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_EPILOGUE: good = simt::take(d->epilogue, buf, size); break;
+    case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE:
+      good = simt::take(d->compute, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_SCALE_TYPE:
+      good = simt::take(d->scale, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_POINTER_MODE:
+      good = simt::take(d->pointer_mode, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_TRANSA:
+      good = simt::take(d->transa, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_TRANSB:
+      good = simt::take(d->transb, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_TRANSC:
+      good = simt::take(d->transc, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_EPILOGUE:
+      good = simt::take(d->epilogue, buf, size);
+      break;
     default:
-      return fail(CUBLAS_STATUS_NOT_SUPPORTED,
-                  "cublasLtMatmulDescSetAttribute: attribute " + simt::str(attr) + " is not emulated");
+      return fail(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatmulDescSetAttribute: attribute " +
+                                                   simt::str(attr) + " is not emulated");
   }
   if (!good) {
     return fail(CUBLAS_STATUS_INVALID_VALUE,
@@ -449,7 +533,8 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
 // ---- preferences and heuristics -----------------------------------------------------------------
 
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* pref) {
-  if (pref == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulPreferenceCreate: null");
+  if (pref == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulPreferenceCreate: null");
   auto* o = new cublasLtMatmulPreferenceOpaque_t{};
   // As in cuBLASLt, operands are assumed 256-byte aligned unless the preference says less.
   simt::Pref p{simt::kPrefMagic, CUBLASLT_SEARCH_BEST_FIT, 0, {256, 256, 256, 256}};
@@ -460,7 +545,8 @@ cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* pref) 
 
 cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
   auto* p = simt::state<simt::Pref>(pref, simt::kPrefMagic);
-  if (p == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulPreferenceDestroy: not a preference");
+  if (p == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulPreferenceDestroy: not a preference");
   p->magic = 0;
   delete pref;
   return ok();
@@ -470,22 +556,37 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
                                                     cublasLtMatmulPreferenceAttributes_t attr,
                                                     const void* buf, size_t size) {
   auto* p = simt::state<simt::Pref>(pref, simt::kPrefMagic);
-  if (p == nullptr) return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulPreferenceSetAttribute: not a preference");
+  if (p == nullptr)
+    return fail(CUBLAS_STATUS_INVALID_VALUE,
+                "cublasLtMatmulPreferenceSetAttribute: not a preference");
   bool good = false;
   switch (attr) {
-    case CUBLASLT_MATMUL_PREF_SEARCH_MODE: good = simt::take(p->search_mode, buf, size); break;
-    case CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES: good = simt::take(p->max_workspace, buf, size); break;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES: good = simt::take(p->alignment[0], buf, size); break;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES: good = simt::take(p->alignment[1], buf, size); break;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES: good = simt::take(p->alignment[2], buf, size); break;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES: good = simt::take(p->alignment[3], buf, size); break;
+    case CUBLASLT_MATMUL_PREF_SEARCH_MODE:
+      good = simt::take(p->search_mode, buf, size);
+      break;
+    case CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES:
+      good = simt::take(p->max_workspace, buf, size);
+      break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES:
+      good = simt::take(p->alignment[0], buf, size);
+      break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES:
+      good = simt::take(p->alignment[1], buf, size);
+      break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES:
+      good = simt::take(p->alignment[2], buf, size);
+      break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES:
+      good = simt::take(p->alignment[3], buf, size);
+      break;
     default:
       return fail(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatmulPreferenceSetAttribute: attribute " +
                                                    simt::str(attr) + " is not emulated");
   }
   if (!good) {
-    return fail(CUBLAS_STATUS_INVALID_VALUE,
-                "cublasLtMatmulPreferenceSetAttribute: null buffer or wrong size " + simt::str(size));
+    return fail(
+        CUBLAS_STATUS_INVALID_VALUE,
+        "cublasLtMatmulPreferenceSetAttribute: null buffer or wrong size " + simt::str(size));
   }
   return ok();
 }
@@ -497,8 +598,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
                                               cublasLtMatmulHeuristicResult_t results[],
                                               int* returned) {
   const simt::Pref* preference = simt::state<simt::Pref>(pref, simt::kPrefMagic);
-  if (preference == nullptr || requested <= 0 ||
-      results == nullptr || returned == nullptr) {
+  if (preference == nullptr || requested <= 0 || results == nullptr || returned == nullptr) {
     return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmulAlgoGetHeuristic: bad arguments");
   }
   simt::Problem p;
@@ -529,17 +629,18 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
   }
   if (algo != nullptr) {
     if (algo->data[0] != simt::kAlgoMagic) {
-      return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul: algo did not come from the heuristic");
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "cublasLtMatmul: algo did not come from the heuristic");
     }
     // An algorithm chosen for aligned operands reads them with wide loads.
     const void* ptrs[4] = {A, B, C, D};
     for (int i = 0; i < 4; ++i) {
       const auto need = algo->data[1 + i];
       if (need > 1 && reinterpret_cast<std::uintptr_t>(ptrs[i]) % need != 0) {
-        return fail(CUBLAS_STATUS_INVALID_VALUE,
-                    std::string("cublasLtMatmul: matrix ") + "ABCD"[i] +
-                        " is not aligned to the " + simt::str(static_cast<std::int64_t>(need)) +
-                        " bytes the algorithm was chosen for");
+        return fail(CUBLAS_STATUS_INVALID_VALUE, std::string("cublasLtMatmul: matrix ") +
+                                                     "ABCD"[i] + " is not aligned to the " +
+                                                     simt::str(static_cast<std::int64_t>(need)) +
+                                                     " bytes the algorithm was chosen for");
       }
     }
   }
@@ -555,7 +656,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
     b_val = f;
   }
   if (C == D && (p.c.ld != p.d.ld || p.c.stride != p.d.stride || p.c.type != p.d.type)) {
-    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul: in-place C = D with different layouts");
+    return fail(CUBLAS_STATUS_INVALID_VALUE,
+                "cublasLtMatmul: in-place C = D with different layouts");
   }
   simt::detail::Lock lock(simt::detail::shim().mutex);
   if (simt::detail::sticky_error() != cudaSuccess) {
@@ -570,10 +672,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
     const void* ptr;
     const simt::Layout& layout;
     bool used;
-  } operands[] = {{"A", A, p.a, p.k > 0},
-                  {"B", B, p.b, p.k > 0},
-                  {"C", C, p.c, reads_c},
-                  {"D", D, p.d, true}};
+  } operands[] = {
+      {"A", A, p.a, p.k > 0}, {"B", B, p.b, p.k > 0}, {"C", C, p.c, reads_c}, {"D", D, p.d, true}};
   for (const auto& o : operands) {
     if (o.used && !simt::in_device_memory(o.ptr, simt::extent(o.layout))) {
       return fail(CUBLAS_STATUS_EXECUTION_FAILED,
@@ -592,7 +692,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
         return cudaSuccess;
       },
       "cublasLtMatmul");
-  if (e != cudaSuccess) return fail(CUBLAS_STATUS_EXECUTION_FAILED, "cublasLtMatmul: " + simt::last_error_message());
+  if (e != cudaSuccess)
+    return fail(CUBLAS_STATUS_EXECUTION_FAILED, "cublasLtMatmul: " + simt::last_error_message());
   return ok();
 }
 

@@ -2,8 +2,6 @@
 // batches, alpha/beta (C not read when beta is 0), TF32 rounding, 16-bit types, and the argument
 // checks a real cuBLASLt makes (leading dimension, shapes, batch counts, types, memory).
 // test_util.h first: it brings in the emulator's CUDA qualifiers before any CUDA header.
-#include "test_util.h"
-
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "simt/cublaslt_shim.h"
+#include "test_util.h"
 
 namespace {
 
@@ -70,7 +69,8 @@ class CublasLt : public ::testing::Test {
 
 std::vector<float> iota_values(size_t n, float scale) {
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = std::fmod(static_cast<float>(i) * 0.37f, 3.0f) * scale - 1.0f;
+  for (size_t i = 0; i < n; ++i)
+    v[i] = std::fmod(static_cast<float>(i) * 0.37f, 3.0f) * scale - 1.0f;
   return v;
 }
 
@@ -116,14 +116,14 @@ TEST_F(CublasLt, BetaZeroDoesNotReadCAndTf32RoundsInputs) {
   auto l = layout(CUDA_R_32F, 1, 1, 1);
   const float one = 1.0f, zero = 0.0f;
   make_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F, CUBLAS_OP_N, CUBLAS_OP_N);
-  ASSERT_LT_OK(cublasLtMatmul(handle, desc, &one, a, l, b, l, &zero, c, l, d, l, nullptr, nullptr, 0,
-                              nullptr));
+  ASSERT_LT_OK(cublasLtMatmul(handle, desc, &one, a, l, b, l, &zero, c, l, d, l, nullptr, nullptr,
+                              0, nullptr));
   EXPECT_EQ(download(d, 1)[0], x);
   cublasLtMatmulDescDestroy(desc);
   desc = nullptr;
   make_desc(CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, CUBLAS_OP_N, CUBLAS_OP_N);
-  ASSERT_LT_OK(cublasLtMatmul(handle, desc, &one, a, l, b, l, &zero, c, l, d, l, nullptr, nullptr, 0,
-                              nullptr));
+  ASSERT_LT_OK(cublasLtMatmul(handle, desc, &one, a, l, b, l, &zero, c, l, d, l, nullptr, nullptr,
+                              0, nullptr));
   EXPECT_EQ(download(d, 1)[0], 1.0f);
 }
 
@@ -210,8 +210,8 @@ TEST_F(CublasLt, HeuristicReturnsAnAlgorithmTheMatmulAccepts) {
             CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_NE(simt::cublaslt_last_message().find("not aligned"), std::string::npos);
   uint32_t four = 4;
-  ASSERT_LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                    &four, sizeof four));
+  ASSERT_LT_OK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &four, sizeof four));
   ASSERT_LT_OK(cublasLtMatmulAlgoGetHeuristic(handle, desc, l, l, l, l, pref, 1, &result, &count));
   ASSERT_LT_OK(cublasLtMatmul(handle, desc, &one, a + 1, l, b, l, &zero, d, l, d, l, &result.algo,
                               nullptr, 0, nullptr));

@@ -25,17 +25,21 @@ void set_float32_matmul_precision(const std::string& precision) {
   } else if (precision == "medium") {
     p = MatmulPrecision::Medium;
   } else {
-    throw ValueError("[set_float32_matmul_precision] expected \"highest\", \"high\" or \"medium\", got \"" +
-                     precision + "\"");
+    throw ValueError(
+        "[set_float32_matmul_precision] expected \"highest\", \"high\" or \"medium\", got \"" +
+        precision + "\"");
   }
   g_precision.store(p, std::memory_order_relaxed);
 }
 
 std::string get_float32_matmul_precision() {
   switch (float32_matmul_precision()) {
-    case MatmulPrecision::High: return "high";
-    case MatmulPrecision::Medium: return "medium";
-    default: return "highest";
+    case MatmulPrecision::High:
+      return "high";
+    case MatmulPrecision::Medium:
+      return "medium";
+    default:
+      return "highest";
   }
 }
 

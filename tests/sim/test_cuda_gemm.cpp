@@ -21,7 +21,8 @@ const TensorOptions kGpu = TensorOptions().device(Device("cuda:0"));
 Tensor values(const Shape& s, DType dt = kFloat32, double scale = 0.25) {
   const int64_t n = s.numel();
   std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((i * 7) % 11 - 5) * scale;
+  for (int64_t i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] = static_cast<double>((i * 7) % 11 - 5) * scale;
   return tensor(v, s).to(dt);
 }
 
@@ -49,6 +50,7 @@ TEST(CudaGemm, TransposedAndPaddedOperandsGoInAsFlagsWithoutCopies) {
   Tensor out = mm(a, b);
   // The output is the only allocation: no operand was packed.
   EXPECT_EQ(allocations() - before, 1);
+  cuda::synchronize();  // the emulated matmul is stream work (held back under SIMT_DEFER_STREAMS)
   EXPECT_EQ(simt::cublaslt_matmul_count() - matmuls, 1u);
   expect_equal(out, mm(a_cpu, b_cpu));
   // The same through the transposes of both (a^T's rows are contiguous, b^T's columns).
@@ -123,10 +125,12 @@ TEST(CudaGemm, HalfTypesAccumulateInFloat) {
 
 TEST(CudaGemm, IntegersWrapLikeTheCpu) {
   for (DType dt : {kUInt8, kInt8, kInt32, kInt64}) {
-    const Tensor a = values({5, 19}, kFloat64, 37.0).to(dt), b = values({19, 21}, kFloat64, 29.0).to(dt);
+    const Tensor a = values({5, 19}, kFloat64, 37.0).to(dt),
+                 b = values({19, 21}, kFloat64, 29.0).to(dt);
     expect_equal(mm(a.to(kGpu.device()), b.to(kGpu.device())), mm(a, b));
-    expect_equal(addmm(b.slice(0, 0, 5).to(kGpu.device()), a.to(kGpu.device()), b.to(kGpu.device()), 2, -3),
-                 addmm(b.slice(0, 0, 5), a, b, 2, -3));
+    expect_equal(
+        addmm(b.slice(0, 0, 5).to(kGpu.device()), a.to(kGpu.device()), b.to(kGpu.device()), 2, -3),
+        addmm(b.slice(0, 0, 5), a, b, 2, -3));
   }
   EXPECT_THROW(mm(ones({2, 2}, TensorOptions().dtype(kBool).device(kGpu.device())),
                   ones({2, 2}, TensorOptions().dtype(kBool).device(kGpu.device()))),

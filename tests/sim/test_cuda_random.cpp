@@ -29,9 +29,12 @@ enum class Layout { Contiguous, Transposed, Sliced };
 Tensor make_out(DType dt, Device dev, Layout l) {
   const TensorOptions o = TensorOptions().dtype(dt).device(dev);
   switch (l) {
-    case Layout::Transposed: return zeros({5, 7}, o).t();
-    case Layout::Sliced: return zeros({7, 10}, o).slice(1, 0, std::nullopt, 2);
-    default: return zeros({7, 5}, o);
+    case Layout::Transposed:
+      return zeros({5, 7}, o).t();
+    case Layout::Sliced:
+      return zeros({7, 10}, o).slice(1, 0, std::nullopt, 2);
+    default:
+      return zeros({7, 5}, o);
   }
 }
 
@@ -50,7 +53,7 @@ void expect_same_bits(const char* what, DType dt, const std::function<void(Tenso
 }
 
 const std::vector<DType> kFloats = {kFloat16, kBFloat16, kFloat32, kFloat64};
-const std::vector<DType> kAll = {kBool, kUInt8, kInt8, kInt32, kInt64,
+const std::vector<DType> kAll = {kBool,    kUInt8,    kInt8,    kInt32,  kInt64,
                                  kFloat16, kBFloat16, kFloat32, kFloat64};
 
 TEST(CudaRandom, InPlaceFillsMatchTheCpu) {
@@ -109,7 +112,8 @@ TEST(CudaRandom, BernoulliRejectsProbabilitiesOutsideTheUnitInterval) {
     bernoulli(p);
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("[bernoulli] expects all elements of p to be in [0, 1], but got p=1.5"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "[bernoulli] expects all elements of p to be in [0, 1], but got p=1.5"),
               std::string::npos)
         << e.what();
   }

@@ -34,9 +34,9 @@ using cuda_kernels::GemmMat;
               cublasLtGetStatusString(status) + ")");
 }
 
-#define EMBER_CUBLAS_CHECK(call)                                             \
-  do {                                                                       \
-    const cublasStatus_t ember_status_ = (call);                             \
+#define EMBER_CUBLAS_CHECK(call)                                                    \
+  do {                                                                              \
+    const cublasStatus_t ember_status_ = (call);                                    \
     if (ember_status_ != CUBLAS_STATUS_SUCCESS) throw_cublas(ember_status_, #call); \
   } while (0)
 
@@ -84,7 +84,11 @@ struct Mat {
 };
 
 Mat mat_of(const Tensor& t) {
-  return {static_cast<char*>(t.data_ptr()), t.stride(0), t.stride(1), t.stride(2), t.size(1),
+  return {static_cast<char*>(t.data_ptr()),
+          t.stride(0),
+          t.stride(1),
+          t.stride(2),
+          t.size(1),
           t.size(2)};
 }
 
@@ -135,8 +139,8 @@ LtOperand lt_operand(const Mat& m, const BlasLayout& l, bool transpose) {
   return {transpose ? CUBLAS_OP_T : CUBLAS_OP_N, r, c, l.ld};
 }
 
-MatrixLayout make_layout(cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld,
-                         int64_t batch, int64_t batch_stride) {
+MatrixLayout make_layout(cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld, int64_t batch,
+                         int64_t batch_stride) {
   cublasLtMatrixLayout_t l = nullptr;
   EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
   MatrixLayout owned(l);
@@ -171,8 +175,12 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   cudaDataType scale = CUDA_R_32F;
   switch (dtype) {
-    case kFloat16: type = CUDA_R_16F; break;
-    case kBFloat16: type = CUDA_R_16BF; break;
+    case kFloat16:
+      type = CUDA_R_16F;
+      break;
+    case kBFloat16:
+      type = CUDA_R_16BF;
+      break;
     case kFloat32:
       type = CUDA_R_32F;
       if (float32_matmul_precision() != MatmulPrecision::Highest) {
@@ -184,7 +192,9 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
       compute = CUBLAS_COMPUTE_64F;
       scale = CUDA_R_64F;
       break;
-    default: throw NotImplementedError("[matmul] no cuBLASLt path for dtype " + std::string(dtype_name(dtype)));
+    default:
+      throw NotImplementedError("[matmul] no cuBLASLt path for dtype " +
+                                std::string(dtype_name(dtype)));
   }
   // Row-major out (n x m) is the column-major D = out^T = b^T a^T; column-major out is D = a b.
   const Mat* first = lo.row_major ? &b : &a;
@@ -243,7 +253,9 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
                                     heuristic.workspaceSize, current_stream(device)));
 }
 
-bool is_lt_dtype(DType t) { return t == kFloat16 || t == kBFloat16 || t == kFloat32 || t == kFloat64; }
+bool is_lt_dtype(DType t) {
+  return t == kFloat16 || t == kBFloat16 || t == kFloat32 || t == kFloat64;
+}
 
 GemmMat gemm_mat(const Mat& m) { return {m.base, m.bs, m.rs, m.cs}; }
 
@@ -298,8 +310,7 @@ void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t
   // A right operand shared by the batch: (B, n, k) @ (k, m) is one (B*n, k) @ (k, m) product.
   if (batch > 1 && b.bs == 0 && batch * out.rows <= kIntMax) {
     Mat fa = a, fo = out;
-    if (fold_rows(fa, batch) && fold_rows(fo, batch) && blas_layout(fa).ok &&
-        blas_layout(fo).ok) {
+    if (fold_rows(fa, batch) && fold_rows(fo, batch) && blas_layout(fa).ok && blas_layout(fo).ok) {
       a = fa;
       out = fo;
       batch = 1;

@@ -36,9 +36,10 @@ void CudaBackend::bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, u
   // A p outside [0, 1] raises a flag; the kernels never stop midway, the host reports after.
   Tensor bad = zeros({1}, TensorOptions().dtype(kInt32).device(Device(kCUDA, device)));
   const Tensor* ops[2] = {&out, &p};
-  EMBER_CUDA_CHECK(cuda_kernels::bernoulli_tensor(
-      out.dtype(), p.dtype(), out.data_ptr(), p.data_ptr(), out.numel(), strided_of(ops, "bernoulli"),
-      seed, offset, static_cast<int*>(bad.data_ptr()), current_stream()));
+  EMBER_CUDA_CHECK(
+      cuda_kernels::bernoulli_tensor(out.dtype(), p.dtype(), out.data_ptr(), p.data_ptr(),
+                                     out.numel(), strided_of(ops, "bernoulli"), seed, offset,
+                                     static_cast<int*>(bad.data_ptr()), current_stream()));
   if (bad.item<int32_t>() != 0) {
     std::ostringstream os;
     os << "[bernoulli] expects all elements of p to be in [0, 1], but got p=";

@@ -2,14 +2,13 @@
 // elements each) and writes them where the CPU would: element i of the row-major order comes from
 // block i / per_block, so device and CPU streams are bit-identical.
 // simt.h comes first: in the emulated build it defines the CUDA qualifiers before any CUDA header.
-#include "simt/simt.h"
-
 #include <type_traits>
 
 #include "backend/cuda/random_kernels.h"
 #include "core/dispatch.h"
 #include "kernels/cast.h"
 #include "kernels/philox.h"
+#include "simt/simt.h"
 
 namespace ember::cuda_kernels {
 
@@ -106,9 +105,8 @@ cudaError_t bernoulli_tensor(DType out_dtype, DType p_dtype, void* out, const vo
     return visit_float_dtype(p_dtype, "bernoulli", [&](auto pt) {
       using P = typename decltype(pt)::type;
       constexpr int per = rnd::per_block<RandomOp::Bernoulli, T>();
-      simt::launch(bernoulli_kernel<T, P>, grid_for((n + per - 1) / per), dim3(kBlock), 0,
-                   stream, static_cast<T*>(out), static_cast<const P*>(p), n, layout, seed, offset,
-                   bad);
+      simt::launch(bernoulli_kernel<T, P>, grid_for((n + per - 1) / per), dim3(kBlock), 0, stream,
+                   static_cast<T*>(out), static_cast<const P*>(p), n, layout, seed, offset, bad);
       return cudaGetLastError();
     });
   });

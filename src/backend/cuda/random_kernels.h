@@ -13,7 +13,8 @@
 
 namespace ember::cuda_kernels {
 
-// out (n elements of dtype at the geometry's operand-0 strides; contiguous: plain index) drawn by op.
+// out (n elements of dtype at the geometry's operand-0 strides; contiguous: plain index) drawn by
+// op.
 cudaError_t random_fill(RandomOp op, DType dtype, void* out, int64_t n, const Strided<1>& layout,
                         bool contiguous, uint64_t seed, uint64_t offset, const RandomParams& p,
                         cudaStream_t stream);

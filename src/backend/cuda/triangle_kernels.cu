@@ -1,8 +1,7 @@
 // tril / triu: one element per thread of a grid-stride loop over (batch, row, col), any strides.
 // simt.h comes first: in the emulated build it defines the CUDA qualifiers before any CUDA header.
-#include "simt/simt.h"
-
 #include "backend/cuda/triangle_kernels.h"
+#include "simt/simt.h"
 
 namespace ember::cuda_kernels {
 
@@ -24,8 +23,8 @@ __global__ void triangle_kernel(E* out, const E* in, TriangleGeometry g, int64_t
 
 }  // namespace
 
-cudaError_t tril_triu(void* out, const void* in, int elem_size, const TriangleGeometry& g, int64_t k,
-                      bool upper, cudaStream_t stream) {
+cudaError_t tril_triu(void* out, const void* in, int elem_size, const TriangleGeometry& g,
+                      int64_t k, bool upper, cudaStream_t stream) {
   const int64_t n = g.batches * g.rows * g.cols;
   if (n <= 0) return cudaSuccess;
   auto launch = [&](auto tag) {
@@ -35,11 +34,16 @@ cudaError_t tril_triu(void* out, const void* in, int elem_size, const TriangleGe
     return cudaGetLastError();
   };
   switch (elem_size) {
-    case 1: return launch(uint8_t{});
-    case 2: return launch(uint16_t{});
-    case 4: return launch(uint32_t{});
-    case 8: return launch(uint64_t{});
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return launch(uint8_t{});
+    case 2:
+      return launch(uint16_t{});
+    case 4:
+      return launch(uint32_t{});
+    case 8:
+      return launch(uint64_t{});
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

@@ -17,7 +17,7 @@ struct TriangleGeometry {
   int64_t batches = 1, rows = 0, cols = 0;
   int64_t rs[2] = {0, 0}, cs[2] = {0, 0};
 };
-cudaError_t tril_triu(void* out, const void* in, int elem_size, const TriangleGeometry& g, int64_t k,
-                      bool upper, cudaStream_t stream);
+cudaError_t tril_triu(void* out, const void* in, int elem_size, const TriangleGeometry& g,
+                      int64_t k, bool upper, cudaStream_t stream);
 
 }  // namespace ember::cuda_kernels
