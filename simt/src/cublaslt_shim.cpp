@@ -4,7 +4,11 @@
 // leading dimensions, batch counts, type combinations); operand ranges are checked against the
 // emulated device allocations, where a GPU would fault. The product runs on the CPU with double
 // accumulation, as stream work, so it is ordered, deferred and captured like a kernel.
+// clang-format off
 // shim_state.h first: it brings in the emulator's CUDA qualifiers before any CUDA header.
+#include "shim_state.h"
+// clang-format on
+
 #include "simt/cublaslt_shim.h"
 
 #include <cublasLt.h>
@@ -14,8 +18,6 @@
 #include <atomic>
 #include <cstring>
 #include <string>
-
-#include "shim_state.h"
 
 struct cublasLtContext {
   std::uint32_t magic;

@@ -1,7 +1,11 @@
 // The emulated cuBLASLt: column-major products with transposes, leading dimensions, strided
 // batches, alpha/beta (C not read when beta is 0), TF32 rounding, 16-bit types, and the argument
 // checks a real cuBLASLt makes (leading dimension, shapes, batch counts, types, memory).
+// clang-format off
 // test_util.h first: it brings in the emulator's CUDA qualifiers before any CUDA header.
+#include "test_util.h"
+// clang-format on
+
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 
@@ -10,7 +14,6 @@
 #include <vector>
 
 #include "simt/cublaslt_shim.h"
-#include "test_util.h"
 
 namespace {
 

@@ -1,11 +1,14 @@
 // Tiled matmul for what cuBLASLt does not cover: integer dtypes, and k == 0 (out = beta * out).
+// clang-format off
 // simt.h comes first: in the emulated build it defines the CUDA qualifiers before any CUDA header.
+#include "simt/simt.h"
+// clang-format on
+
 #include <type_traits>
 
 #include "backend/cuda/gemm_kernels.h"
 #include "core/dispatch.h"
 #include "kernels/cast.h"
-#include "simt/simt.h"
 
 namespace ember::cuda_kernels {
 

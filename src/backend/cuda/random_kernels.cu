@@ -1,14 +1,17 @@
 // Random numbers on the device. A thread owns whole Philox blocks (4 or 2
 // elements each) and writes them where the CPU would: element i of the row-major order comes from
 // block i / per_block, so device and CPU streams are bit-identical.
+// clang-format off
 // simt.h comes first: in the emulated build it defines the CUDA qualifiers before any CUDA header.
+#include "simt/simt.h"
+// clang-format on
+
 #include <type_traits>
 
 #include "backend/cuda/random_kernels.h"
 #include "core/dispatch.h"
 #include "kernels/cast.h"
 #include "kernels/philox.h"
-#include "simt/simt.h"
 
 namespace ember::cuda_kernels {
 

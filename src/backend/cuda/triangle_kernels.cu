@@ -1,7 +1,10 @@
 // tril / triu: one element per thread of a grid-stride loop over (batch, row, col), any strides.
+// clang-format off
 // simt.h comes first: in the emulated build it defines the CUDA qualifiers before any CUDA header.
-#include "backend/cuda/triangle_kernels.h"
 #include "simt/simt.h"
+// clang-format on
+
+#include "backend/cuda/triangle_kernels.h"
 
 namespace ember::cuda_kernels {
 
