@@ -234,6 +234,10 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 Tensor dot(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
+// Internal precision of float32 matrix products on CUDA, as in PyTorch: "highest" (default, full
+// float32), "high" or "medium" (TensorFloat-32 tensor cores). Other values raise ValueError.
+void set_float32_matmul_precision(const std::string& precision);
+std::string get_float32_matmul_precision();
 
 // ---- joining, indexing, sorting ---------------------------------------------------------------------
 Tensor cat(const TensorList& tensors, int64_t dim = 0);

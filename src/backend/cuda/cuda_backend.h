@@ -39,6 +39,15 @@ class CudaBackend final : public Backend {
                          const Tensor& in, int64_t dim) override;
   void scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) override;
   void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) override;
+
+  // Matmul through cuBLASLt (cuda_gemm.cpp).
+  void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
+            double beta) override;
+  // Random numbers and triangles (cuda_random.cpp).
+  void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset,
+              const RandomParams& p) override;
+  void bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, uint64_t offset) override;
+  void tril_triu(const Tensor& out, const Tensor& in, int64_t k, bool upper) override;
 };
 
 CudaBackend& cuda_backend();

@@ -1,0 +1,327 @@
+// CUDA matmul: floating dtypes through cuBLASLt (row-major tensors described as column-major
+// matrices; transposed views become op flags, batches strided batch layouts), integers and k == 0
+// through the tiled kernel. A copy to contiguous happens only when a layout has no BLAS form.
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_stream.h"
+#include "backend/cuda/cuda_tensor.h"
+#include "backend/cuda/gemm_kernels.h"
+#include "ember/cuda.h"
+#include "ops/matmul_precision.h"
+
+namespace ember {
+
+namespace {
+
+using cuda_detail::current_stream;
+using cuda_detail::device_index;
+using cuda_kernels::GemmMat;
+
+// ---- checked cuBLASLt calls ---------------------------------------------------------------------
+
+[[noreturn]] void throw_cublas(cublasStatus_t status, const char* call) {
+  throw Error(std::string("[matmul] ") + call + " failed: " + cublasLtGetStatusName(status) + " (" +
+              cublasLtGetStatusString(status) + ")");
+}
+
+#define EMBER_CUBLAS_CHECK(call)                                                    \
+  do {                                                                              \
+    const cublasStatus_t ember_status_ = (call);                                    \
+    if (ember_status_ != CUBLAS_STATUS_SUCCESS) throw_cublas(ember_status_, #call); \
+  } while (0)
+
+// One cuBLASLt handle per device, created on first use and kept for the process (a handle holds
+// no stream, so threads share it).
+cublasLtHandle_t lt_handle(int device) {
+  static std::mutex mu;
+  static auto* handles = new std::vector<cublasLtHandle_t>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (handles->empty()) handles->resize(static_cast<size_t>(cuda::device_count()), nullptr);
+  cublasLtHandle_t& h = (*handles)[static_cast<size_t>(device)];
+  if (h == nullptr) EMBER_CUBLAS_CHECK(cublasLtCreate(&h));
+  return h;
+}
+
+// RAII owners of the descriptors of one call.
+struct DescDeleter {
+  void operator()(cublasLtMatmulDescOpaque_t* d) const { cublasLtMatmulDescDestroy(d); }
+  void operator()(cublasLtMatrixLayoutOpaque_t* l) const { cublasLtMatrixLayoutDestroy(l); }
+  void operator()(cublasLtMatmulPreferenceOpaque_t* p) const { cublasLtMatmulPreferenceDestroy(p); }
+};
+using MatmulDesc = std::unique_ptr<cublasLtMatmulDescOpaque_t, DescDeleter>;
+using MatrixLayout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, DescDeleter>;
+using Preference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, DescDeleter>;
+
+template <class T>
+void set_attr(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, T value) {
+  EMBER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, attr, &value, sizeof value));
+}
+template <class T>
+void set_attr(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, T value) {
+  EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, attr, &value, sizeof value));
+}
+template <class T>
+void set_attr(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, T value) {
+  EMBER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, attr, &value, sizeof value));
+}
+
+// ---- operand geometry ---------------------------------------------------------------------------
+
+// A (batch, rows, cols) operand, strides in elements.
+struct Mat {
+  char* base = nullptr;
+  int64_t bs = 0, rs = 0, cs = 0, rows = 0, cols = 0;
+};
+
+Mat mat_of(const Tensor& t) {
+  return {static_cast<char*>(t.data_ptr()),
+          t.stride(0),
+          t.stride(1),
+          t.stride(2),
+          t.size(1),
+          t.size(2)};
+}
+
+// Reads (batch, n, k) as (batch * n, k) when the matrices follow each other row after row.
+bool fold_rows(Mat& m, int64_t batch) {
+  if (m.rows != 1 && m.bs != m.rows * m.rs) return false;
+  if (m.rows == 1) m.rs = m.bs;
+  m.rows *= batch;
+  m.bs = 0;
+  return true;
+}
+
+// How BLAS reads a (rows, cols) matrix in place: row-major or column-major with a leading
+// dimension. The stride of a size-1 dim never matters.
+struct BlasLayout {
+  bool ok = false;
+  bool row_major = true;
+  int64_t ld = 0;
+};
+
+constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+
+BlasLayout blas_layout(const Mat& m) {
+  const int64_t rows1 = std::max<int64_t>(m.rows, 1), cols1 = std::max<int64_t>(m.cols, 1);
+  BlasLayout l;
+  if ((m.cols == 1 || m.cs == 1) && (m.rows == 1 || m.rs >= cols1)) {
+    l = {true, true, m.rows == 1 ? cols1 : m.rs};
+  } else if ((m.rows == 1 || m.rs == 1) && (m.cols == 1 || m.cs >= rows1)) {
+    l = {true, false, m.cols == 1 ? rows1 : m.cs};
+  }
+  if (m.rows > kIntMax || m.cols > kIntMax || m.bs < 0) l.ok = false;
+  return l;
+}
+
+// An operand handed to cuBLASLt: layout (column-major rows x cols, ld) and the op that turns it
+// into the matrix the product needs.
+struct LtOperand {
+  cublasOperation_t op;
+  uint64_t rows, cols;
+  int64_t ld;
+};
+
+// The column-major operand equal to m (transpose = false) or to m^T (transpose = true).
+LtOperand lt_operand(const Mat& m, const BlasLayout& l, bool transpose) {
+  const auto r = static_cast<uint64_t>(m.rows), c = static_cast<uint64_t>(m.cols);
+  // Row-major memory is m^T in column-major terms; column-major memory is m.
+  if (l.row_major) return {transpose ? CUBLAS_OP_N : CUBLAS_OP_T, c, r, l.ld};
+  return {transpose ? CUBLAS_OP_T : CUBLAS_OP_N, r, c, l.ld};
+}
+
+MatrixLayout make_layout(cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld, int64_t batch,
+                         int64_t batch_stride) {
+  cublasLtMatrixLayout_t l = nullptr;
+  EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
+  MatrixLayout owned(l);
+  if (batch > 1) {
+    set_attr(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<int32_t>(batch));
+    set_attr(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, batch_stride);
+  }
+  return owned;
+}
+
+// The largest power of two (<= 256) dividing the address: what cuBLASLt may assume of it.
+uint32_t alignment_of(const void* p) {
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 256;
+  while (a > 1 && addr % a != 0) a /= 2;
+  return a;
+}
+
+// Workspace cuBLASLt may use: what PyTorch gives it on sm_90 (32 MiB); others 4 MiB.
+size_t workspace_limit(int device) {
+  int major = 0;
+  EMBER_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9 ? (size_t{32} << 20) : (size_t{4} << 20);
+}
+
+// out = alpha * a @ b + beta * out through cuBLASLt. All three have BLAS layouts; out's matrices
+// do not overlap.
+void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, const Mat& a,
+             const BlasLayout& la, const Mat& b, const BlasLayout& lb, int64_t batch, double alpha,
+             double beta) {
+  cudaDataType type;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType scale = CUDA_R_32F;
+  switch (dtype) {
+    case kFloat16:
+      type = CUDA_R_16F;
+      break;
+    case kBFloat16:
+      type = CUDA_R_16BF;
+      break;
+    case kFloat32:
+      type = CUDA_R_32F;
+      if (float32_matmul_precision() != MatmulPrecision::Highest) {
+        compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+      }
+      break;
+    case kFloat64:
+      type = CUDA_R_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      scale = CUDA_R_64F;
+      break;
+    default:
+      throw NotImplementedError("[matmul] no cuBLASLt path for dtype " +
+                                std::string(dtype_name(dtype)));
+  }
+  // Row-major out (n x m) is the column-major D = out^T = b^T a^T; column-major out is D = a b.
+  const Mat* first = lo.row_major ? &b : &a;
+  const Mat* second = lo.row_major ? &a : &b;
+  const LtOperand A = lt_operand(*first, lo.row_major ? lb : la, lo.row_major);
+  const LtOperand B = lt_operand(*second, lo.row_major ? la : lb, lo.row_major);
+  const auto d_rows = static_cast<uint64_t>(lo.row_major ? out.cols : out.rows);
+  const auto d_cols = static_cast<uint64_t>(lo.row_major ? out.rows : out.cols);
+
+  cublasLtMatmulDesc_t desc_raw = nullptr;
+  EMBER_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_raw, compute, scale));
+  MatmulDesc desc(desc_raw);
+  set_attr(desc_raw, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(A.op));
+  set_attr(desc_raw, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(B.op));
+  MatrixLayout la_desc = make_layout(type, A.rows, A.cols, A.ld, batch, first->bs);
+  MatrixLayout lb_desc = make_layout(type, B.rows, B.cols, B.ld, batch, second->bs);
+  MatrixLayout ld_desc = make_layout(type, d_rows, d_cols, lo.ld, batch, out.bs);
+
+  cublasLtMatmulPreference_t pref_raw = nullptr;
+  EMBER_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref_raw));
+  Preference pref(pref_raw);
+  set_attr(pref_raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+           static_cast<uint64_t>(workspace_limit(device)));
+  // Sliced views may start anywhere: let the heuristic know how aligned each operand is.
+  set_attr(pref_raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(first->base));
+  set_attr(pref_raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(second->base));
+  set_attr(pref_raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(out.base));
+  set_attr(pref_raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(out.base));
+
+  cublasLtHandle_t handle = lt_handle(device);
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  EMBER_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), la_desc.get(),
+                                                    lb_desc.get(), ld_desc.get(), ld_desc.get(),
+                                                    pref.get(), 1, &heuristic, &found));
+  if (found == 0) {
+    std::ostringstream os;
+    os << "[matmul] cuBLASLt has no algorithm for " << dtype_name(dtype) << " (" << out.rows << ", "
+       << a.cols << ") @ (" << a.cols << ", " << out.cols << ") x " << batch;
+    throw Error(os.str());
+  }
+  // The workspace comes from the caching allocator and returns to it when the call is queued:
+  // later work on the same stream is ordered after the matmul.
+  Tensor workspace;
+  if (heuristic.workspaceSize > 0) {
+    workspace = empty({static_cast<int64_t>(heuristic.workspaceSize)},
+                      TensorOptions().dtype(kUInt8).device(Device(kCUDA, device)));
+  }
+  const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
+  const void* alpha_p = scale == CUDA_R_64F ? static_cast<const void*>(&alpha) : &alpha_f;
+  const void* beta_p = scale == CUDA_R_64F ? static_cast<const void*>(&beta) : &beta_f;
+  EMBER_CUBLAS_CHECK(cublasLtMatmul(handle, desc.get(), alpha_p, first->base, la_desc.get(),
+                                    second->base, lb_desc.get(), beta_p, out.base, ld_desc.get(),
+                                    out.base, ld_desc.get(), &heuristic.algo,
+                                    workspace.defined() ? workspace.data_ptr() : nullptr,
+                                    heuristic.workspaceSize, current_stream(device)));
+}
+
+bool is_lt_dtype(DType t) {
+  return t == kFloat16 || t == kBFloat16 || t == kFloat32 || t == kFloat64;
+}
+
+GemmMat gemm_mat(const Mat& m) { return {m.base, m.bs, m.rs, m.cs}; }
+
+}  // namespace
+
+void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha,
+                       double beta) {
+  if (out_t.dim() != 3 || a_t.dim() != 3 || b_t.dim() != 3 || a_t.size(0) != out_t.size(0) ||
+      b_t.size(0) != out_t.size(0) || a_t.size(1) != out_t.size(1) ||
+      b_t.size(2) != out_t.size(2) || a_t.size(2) != b_t.size(1)) {
+    std::ostringstream os;
+    os << "[matmul] gemm expects out (B, n, m), a (B, n, k), b (B, k, m), got " << out_t.sizes()
+       << ", " << a_t.sizes() << " and " << b_t.sizes();
+    throw ValueError(os.str());
+  }
+  const DType dtype = out_t.dtype();
+  if (a_t.dtype() != dtype || b_t.dtype() != dtype) {
+    throw TypeError("[matmul] gemm operands must share one dtype, got " +
+                    std::string(dtype_name(dtype)) + ", " + std::string(dtype_name(a_t.dtype())) +
+                    " and " + std::string(dtype_name(b_t.dtype())));
+  }
+  if (dtype == kBool) throw NotImplementedError("[matmul] not implemented for dtype bool");
+  if (out_t.numel() == 0) return;
+  const int device = device_index(out_t.device());
+  cuda::DeviceGuard guard(device);
+  int64_t batch = out_t.size(0);
+  const int64_t k = a_t.size(2);
+
+  // Integers, k == 0 (out = beta * out), and sizes beyond cuBLASLt's int32 dimensions go to the
+  // tiled kernel, which takes any strides.
+  const bool lt_sizes = out_t.size(1) <= kIntMax && out_t.size(2) <= kIntMax && k <= kIntMax;
+  if (!is_lt_dtype(dtype) || k == 0 || !lt_sizes) {
+    EMBER_CUDA_CHECK(cuda_kernels::gemm_tiled(
+        dtype, gemm_mat(mat_of(out_t)), gemm_mat(mat_of(a_t)), gemm_mat(mat_of(b_t)), batch,
+        out_t.size(1), out_t.size(2), k, alpha, beta, current_stream(device)));
+    return;
+  }
+
+  // Operands without a BLAS layout (both strides non-unit, overlapping rows) are packed.
+  Tensor a_c = a_t, b_c = b_t;
+  if (!blas_layout(mat_of(a_c)).ok) a_c = a_t.contiguous();
+  if (!blas_layout(mat_of(b_c)).ok) b_c = b_t.contiguous();
+  Mat out = mat_of(out_t), a = mat_of(a_c), b = mat_of(b_c);
+  // An output cuBLASLt cannot write in place is computed into a contiguous buffer.
+  const bool out_direct = blas_layout(out).ok && (batch == 1 || out.bs >= out.rows * out.cols);
+  Tensor staging;
+  if (!out_direct) {
+    staging = beta != 0.0 ? out_t.contiguous() : empty_like(out_t).contiguous();
+    if (staging.is_same(out_t)) staging = out_t.clone();
+    out = mat_of(staging);
+  }
+  // A right operand shared by the batch: (B, n, k) @ (k, m) is one (B*n, k) @ (k, m) product.
+  if (batch > 1 && b.bs == 0 && batch * out.rows <= kIntMax) {
+    Mat fa = a, fo = out;
+    if (fold_rows(fa, batch) && fold_rows(fo, batch) && blas_layout(fa).ok && blas_layout(fo).ok) {
+      a = fa;
+      out = fo;
+      batch = 1;
+    }
+  }
+  if (batch > kIntMax) {
+    throw NotImplementedError("[matmul] CUDA batches beyond 2^31 matrices are not supported");
+  }
+  lt_gemm(device, dtype, out, blas_layout(out), a, blas_layout(a), b, blas_layout(b), batch, alpha,
+          beta);
+  if (staging.defined()) copy(out_t, staging);
+}
+
+}  // namespace ember
