@@ -1,5 +1,5 @@
-// The CUDA backend: its allocator, transfers between host and devices, and fill. Dtype
-// conversions during a transfer happen on the host; same-dtype work stays on the device.
+// The CUDA backend: its allocator, copies (with dtype conversion) on and between host and
+// devices, and fill. Conversions between two device tensors run on the device.
 #include "backend/cuda/cuda_backend.h"
 
 #include <cstdio>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/cuda/copy_kernels.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
+#include "backend/cuda/elementwise.h"
 #include "cuda/caching_allocator.h"
 #include "core/dispatch.h"
 #include "ember/cuda.h"
@@ -78,18 +78,17 @@ class CudaAllocator final : public Allocator {
   cuda::detail::CachingAllocator cache_;
 };
 
-// dst = src, both on one device with one dtype.
+// dst = src converted to dst's dtype, both on one device.
 void copy_on_device(const Tensor& dst, const Tensor& src) {
   cuda::DeviceGuard guard(device_index(dst.device()));
-  if (dst.is_contiguous() && src.is_contiguous()) {
-    EMBER_CUDA_CHECK(
-        cudaMemcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDeviceToDevice));
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
+                                     cudaMemcpyDeviceToDevice, current_stream()));
     return;
   }
   const Tensor* ops[2] = {&dst, &src};
-  EMBER_CUDA_CHECK(cuda_kernels::strided_copy(dst.data_ptr(), src.data_ptr(),
-                                              static_cast<int>(dst.element_size()), dst.numel(),
-                                              strided_of(ops, "copy_"), current_stream()));
+  EMBER_CUDA_CHECK(cuda_kernels::copy(dst.dtype(), src.dtype(), dst.data_ptr(), src.data_ptr(),
+                                      strided_of(ops, "copy_"), dst.numel(), current_stream()));
 }
 
 Tensor empty_on(const Tensor& like, DType dtype, Device device) {
@@ -127,43 +126,50 @@ void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   const bool to_device = dst.is_cuda(), from_device = src.is_cuda();
   if (to_device && from_device) {
-    if (dst.dtype() != src.dtype()) {
-      copy(dst, src.cpu().to(dst.dtype()));
-      return;
-    }
     if (dst.device() == src.device()) {
       copy_on_device(dst, src);
       return;
     }
-    // Between two devices: a contiguous block is copied peer to peer.
+    // Between two devices: a contiguous block is copied peer to peer, then converted and
+    // scattered on the destination device.
     Tensor s = src.contiguous();
-    Tensor staging = dst.is_contiguous() ? dst : empty_on(dst, dst.dtype(), dst.device());
+    const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
+    Tensor staging = direct ? dst : empty_on(dst, src.dtype(), dst.device());
     int dst_index = device_index(dst.device()), src_index = device_index(src.device());
     {
       cuda::DeviceGuard guard(dst_index);
       EMBER_CUDA_CHECK(
-          cudaMemcpyPeer(staging.data_ptr(), dst_index, s.data_ptr(), src_index, dst.nbytes()));
+          cudaMemcpyPeer(staging.data_ptr(), dst_index, s.data_ptr(), src_index, s.nbytes()));
     }
-    if (!staging.is_same(dst)) copy_on_device(dst, staging);
+    if (!direct) copy_on_device(dst, staging);
     return;
   }
   if (to_device) {
-    // Host to device: convert and pack on the host, then one transfer.
+    // Host to device: pack on the host (converting there when that shrinks the transfer), one
+    // transfer, then convert and scatter on the device.
+    const DType wire = src.element_size() < dst.element_size() ? src.dtype() : dst.dtype();
     Tensor h = src;
-    if (h.dtype() != dst.dtype() || !h.is_contiguous()) h = src.to(dst.dtype(), false, true);
-    Tensor staging = dst.is_contiguous() ? dst : empty_on(dst, dst.dtype(), dst.device());
+    if (h.dtype() != wire || !h.is_contiguous()) h = src.to(wire, false, true);
+    const bool direct = dst.is_contiguous() && dst.dtype() == wire;
+    Tensor staging = direct ? dst : empty_on(dst, wire, dst.device());
     {
       cuda::DeviceGuard guard(device_index(dst.device()));
       EMBER_CUDA_CHECK(
-          cudaMemcpy(staging.data_ptr(), h.data_ptr(), dst.nbytes(), cudaMemcpyHostToDevice));
+          cudaMemcpy(staging.data_ptr(), h.data_ptr(), h.nbytes(), cudaMemcpyHostToDevice));
     }
-    if (!staging.is_same(dst)) copy_on_device(dst, staging);
+    if (!direct) copy_on_device(dst, staging);
     return;
   }
-  // Device to host: pack on the device, one transfer, then convert and scatter on the host.
-  Tensor s = src.contiguous();
-  const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
-  Tensor h = direct ? dst : empty_on(src, src.dtype(), Device(kCPU));
+  // Device to host: pack on the device (converting there when that shrinks the transfer), one
+  // transfer, then convert and scatter on the host.
+  const DType wire = dst.element_size() < src.element_size() ? dst.dtype() : src.dtype();
+  Tensor s = src;
+  if (s.dtype() != wire || !s.is_contiguous()) {
+    s = empty_on(src, wire, src.device());
+    copy_on_device(s, src);
+  }
+  const bool direct = dst.is_contiguous() && dst.dtype() == wire;
+  Tensor h = direct ? dst : empty_on(src, wire, Device(kCPU));
   {
     cuda::DeviceGuard guard(device_index(src.device()));
     EMBER_CUDA_CHECK(cudaMemcpy(h.data_ptr(), s.data_ptr(), s.nbytes(), cudaMemcpyDeviceToHost));
@@ -188,9 +194,8 @@ void CudaBackend::fill(const Tensor& dst, Scalar value) {
   });
   cuda::DeviceGuard guard(device_index(dst.device()));
   const Tensor* ops[1] = {&dst};
-  EMBER_CUDA_CHECK(cuda_kernels::strided_fill(dst.data_ptr(), pattern,
-                                              static_cast<int>(dst.element_size()), dst.numel(),
-                                              strided_of(ops, "fill_"), current_stream()));
+  EMBER_CUDA_CHECK(cuda_kernels::fill(dst.data_ptr(), pattern, static_cast<int>(dst.element_size()),
+                                      strided_of(ops, "fill_"), dst.numel(), current_stream()));
 }
 
 CudaBackend& cuda_backend() {

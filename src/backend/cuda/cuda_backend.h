@@ -12,6 +12,12 @@ class CudaBackend final : public Backend {
 
   void copy(const Tensor& dst, const Tensor& src) override;
   void fill(const Tensor& dst, Scalar value) override;
+  void unary(UnaryOp op, const Tensor& out, const Tensor& in, const ElementwiseParams& p) override;
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+              const ElementwiseParams& p) override;
+  void ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,
+               const ElementwiseParams& p) override;
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;
 };
 
 CudaBackend& cuda_backend();
