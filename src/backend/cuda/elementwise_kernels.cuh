@@ -18,7 +18,7 @@
 
 #if defined(__CUDA_ARCH__)
 #define EMBER_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__) && !defined(__clang__)
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)  // the emulated build
 #define EMBER_UNROLL _Pragma("GCC unroll 16")
 #else
 #define EMBER_UNROLL
