@@ -1,5 +1,5 @@
-// The CUDA backend: its allocator, transfers between host and devices, and fill. Dtype
-// conversions during a transfer happen on the host; same-dtype work stays on the device.
+// The CUDA backend: its allocator, copies (with dtype conversion) on and between host and
+// devices, and fill. Conversions between two device tensors run on the device.
 #include "backend/cuda/cuda_backend.h"
 
 #include <cstdio>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/cuda/copy_kernels.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
+#include "backend/cuda/elementwise.h"
 #include "core/dispatch.h"
 #include "cuda/caching_allocator.h"
 #include "cuda/host_allocator.h"
@@ -207,18 +207,17 @@ bool is_pinned_tensor(const Tensor& t) {
   return t.is_cpu() && pinned_allocator().cache().is_pinned(t.storage()->data());
 }
 
-// dst = src, both on one device with one dtype.
+// dst = src converted to dst's dtype, both on one device.
 void copy_on_device(const Tensor& dst, const Tensor& src) {
   cuda::DeviceGuard guard(device_index(dst.device()));
-  if (dst.is_contiguous() && src.is_contiguous()) {
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
     EMBER_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
                                      cudaMemcpyDeviceToDevice, current_stream()));
     return;
   }
   const Tensor* ops[2] = {&dst, &src};
-  EMBER_CUDA_CHECK(cuda_kernels::strided_copy(dst.data_ptr(), src.data_ptr(),
-                                              static_cast<int>(dst.element_size()), dst.numel(),
-                                              strided_of(ops, "copy_"), current_stream()));
+  EMBER_CUDA_CHECK(cuda_kernels::copy(dst.dtype(), src.dtype(), dst.data_ptr(), src.data_ptr(),
+                                      strided_of(ops, "copy_"), dst.numel(), current_stream()));
 }
 
 Tensor empty_on(const Tensor& like, DType dtype, Device device) {
@@ -267,19 +266,16 @@ void CudaBackend::transfer(const Tensor& dst, const Tensor& src, bool non_blocki
   if (dst.numel() == 0) return;
   const bool to_device = dst.is_cuda(), from_device = src.is_cuda();
   if (to_device && from_device) {
-    if (dst.dtype() != src.dtype()) {
-      copy(dst, src.cpu().to(dst.dtype()));
-      return;
-    }
     if (dst.device() == src.device()) {
       copy_on_device(dst, src);
       return;
     }
     // Between two devices: a contiguous block is copied peer to peer on the source device's
     // current stream, which first waits for the destination's current stream; the destination's
-    // stream then waits for the copy.
+    // stream then waits for the copy. A dtype conversion happens on the destination device.
     Tensor s = src.contiguous();
-    Tensor staging = dst.is_contiguous() ? dst : empty_on(dst, dst.dtype(), dst.device());
+    const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype();
+    Tensor staging = direct ? dst : empty_on(dst, src.dtype(), dst.device());
     const int dst_index = device_index(dst.device()), src_index = device_index(src.device());
     const cuda::Stream src_stream = cuda::current_stream(src_index);
     const cuda::Stream dst_stream = cuda::current_stream(dst_index);
@@ -287,10 +283,10 @@ void CudaBackend::transfer(const Tensor& dst, const Tensor& src, bool non_blocki
     {
       cuda::DeviceGuard guard(src_index);
       EMBER_CUDA_CHECK(cudaMemcpyPeerAsync(staging.data_ptr(), dst_index, s.data_ptr(), src_index,
-                                           dst.nbytes(), current_stream(src_index)));
+                                           s.nbytes(), current_stream(src_index)));
     }
     dst_stream.wait_stream(src_stream);
-    if (!staging.is_same(dst)) copy_on_device(dst, staging);
+    if (!direct) copy_on_device(dst, staging);
     return;
   }
   if (to_device) {
@@ -353,9 +349,8 @@ void CudaBackend::fill(const Tensor& dst, Scalar value) {
   });
   cuda::DeviceGuard guard(device_index(dst.device()));
   const Tensor* ops[1] = {&dst};
-  EMBER_CUDA_CHECK(cuda_kernels::strided_fill(dst.data_ptr(), pattern,
-                                              static_cast<int>(dst.element_size()), dst.numel(),
-                                              strided_of(ops, "fill_"), current_stream()));
+  EMBER_CUDA_CHECK(cuda_kernels::fill(dst.data_ptr(), pattern, static_cast<int>(dst.element_size()),
+                                      strided_of(ops, "fill_"), dst.numel(), current_stream()));
 }
 
 CudaBackend& cuda_backend() {

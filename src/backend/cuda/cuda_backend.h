@@ -16,6 +16,13 @@ class CudaBackend final : public Backend {
   void transfer(const Tensor& dst, const Tensor& src, bool non_blocking) override;
   void fill(const Tensor& dst, Scalar value) override;
 
+  void unary(UnaryOp op, const Tensor& out, const Tensor& in, const ElementwiseParams& p) override;
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+              const ElementwiseParams& p) override;
+  void ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c,
+               const ElementwiseParams& p) override;
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;
+
   // Indexing and sorting (cuda_index.cpp): indices are checked on the device.
   void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
                     const IndexCheck& check) override;
