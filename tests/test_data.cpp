@@ -833,6 +833,12 @@ TEST(DataLoader, PinnedBatchesAreRecycledAndNeverOverwrittenWhileHeld) {
   DataLoader pinned(ds, DataLoaderOptions().batch_size(4).num_workers(2).pin_memory(true));
   DataLoader plain(ds, DataLoaderOptions().batch_size(4));
   EXPECT_EQ(targets_of(pinned), targets_of(plain));
+  if (!cuda::is_available()) {
+    // As PyTorch: nothing to pin for without a device; the batches are ordinary memory.
+    for (auto& b : pinned) EXPECT_FALSE(b.data.is_pinned());
+    return;
+  }
+  for (auto& b : pinned) EXPECT_TRUE(b.data.is_pinned());
 
   // Dropping each batch lets its buffers come back: few distinct addresses over 16 batches.
   std::set<const void*> addresses;

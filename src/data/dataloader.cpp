@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -14,6 +15,7 @@
 
 #include "data/seed.h"
 #include "data/worker_context.h"
+#include "ember/cuda.h"
 #include "ember/error.h"
 #include "ember/ops.h"
 #include "ops/op_utils.h"
@@ -462,7 +464,15 @@ DataLoader::DataLoader(DatasetPtr dataset, DataLoaderOptions options, int)
   ctx->num_workers = o.num_workers();
   ctx->timeout = o.timeout();
   state_->window = static_cast<size_t>(o.prefetch_factor()) * static_cast<size_t>(o.num_workers());
-  if (o.pin_memory()) {
+  if (o.pin_memory() && !cuda::is_available()) {
+    // As PyTorch: without an accelerator there is nothing to pin for; batches stay pageable.
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      std::fprintf(stderr,
+                   "[DataLoader] warning: pin_memory is set but no CUDA device is available; "
+                   "batches are not pinned\n");
+    });
+  } else if (o.pin_memory()) {
     // Two tensors per batch, for every batch in flight plus the consumer's and one being copied.
     ctx->pinned =
         std::make_unique<detail::PinnedPool>(2 * (std::max<size_t>(state_->window, 1) + 2));
