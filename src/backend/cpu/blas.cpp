@@ -11,6 +11,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/loops.h"
+#include "backend/matrix_layout.h"
 #include "core/dispatch.h"
 #include "ember/parallel.h"
 #include "kernels/cast.h"
@@ -28,52 +29,9 @@ constexpr int64_t kGemmGrain = int64_t{1} << 16;
 // Column block of the naive kernel: one row of accumulators stays in L1.
 constexpr int64_t kNaiveCols = 256;
 
-// One operand of a batched matmul, (batch, rows, cols), strides in elements.
-struct Mat {
-  char* base = nullptr;
-  int64_t bs = 0, rs = 0, cs = 0, rows = 0, cols = 0;
-
-  template <class T>
-  T* at(int64_t b) const {
-    return reinterpret_cast<T*>(base) + b * bs;
-  }
-};
-
-Mat mat_of(const Tensor& t) {
-  return {static_cast<char*>(t.data_ptr()),
-          t.stride(0),
-          t.stride(1),
-          t.stride(2),
-          t.size(1),
-          t.size(2)};
-}
-
-// Folds the batch into the rows when consecutive matrices follow each other row after row,
-// so (B, n, k) reads as (B*n, k). Returns false when the layout does not allow it.
-bool fold_rows(Mat& m, int64_t batch) {
-  if (m.rows != 1 && m.bs != m.rows * m.rs) return false;
-  if (m.rows == 1) m.rs = m.bs;
-  m.rows *= batch;
-  m.bs = 0;
-  return true;
-}
-
-// How BLAS reads a (rows, cols) matrix in place: row-major (no transpose) or column-major
-// (transpose flag), with its leading dimension. The stride of a size-1 dim never matters.
-struct BlasLayout {
-  bool ok = false;
-  bool trans = false;
-  int64_t ld = 0;
-};
-
-BlasLayout blas_layout(const Mat& m) {
-  BlasLayout l;
-  const int64_t rows1 = std::max<int64_t>(m.rows, 1), cols1 = std::max<int64_t>(m.cols, 1);
-  if ((m.cols == 1 || m.cs == 1) && (m.rows == 1 || m.rs >= cols1)) {
-    l = {true, false, m.rows == 1 ? cols1 : m.rs};
-  } else if ((m.rows == 1 || m.rs == 1) && (m.cols == 1 || m.cs >= rows1)) {
-    l = {true, true, m.cols == 1 ? rows1 : m.cs};
-  }
+// The shared layout, limited to what a 32-bit BLAS integer can describe.
+BlasLayout cblas_layout(const Mat& m) {
+  BlasLayout l = blas_layout(m);
   if (l.ld > kBlasIntMax) l.ok = false;
   return l;
 }
@@ -158,9 +116,9 @@ struct BlasGemm {
       : out(out_),
         a(a_),
         b(b_),
-        lo(blas_layout(out_)),
-        la(blas_layout(a_)),
-        lb(blas_layout(b_)),
+        lo(cblas_layout(out_)),
+        la(cblas_layout(a_)),
+        lb(cblas_layout(b_)),
         alpha(static_cast<C>(alpha_)),
         beta(static_cast<C>(beta_)) {}
 
@@ -325,8 +283,8 @@ void gemm_typed(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, doubl
   if (batches > 1 && b.bs == 0 && batches * out.rows <= kBlasIntMax) {
     Mat fa = a, fo = out;
     if (fold_rows(fa, batches) && fold_rows(fo, batches) &&
-        (!kBlasType || ((blas_layout(fa).ok || !blas_layout(a).ok) &&
-                        (blas_layout(fo).ok || !blas_layout(out).ok)))) {
+        (!kBlasType || ((cblas_layout(fa).ok || !cblas_layout(a).ok) &&
+                        (cblas_layout(fo).ok || !cblas_layout(out).ok)))) {
       a = fa;
       out = fo;
       batches = 1;

@@ -67,20 +67,6 @@ StridedLayout<N> make_layout(const std::array<const Tensor*, N>& ops) {
   return L;
 }
 
-// A shape seen as (outer, n, inner) around one dim: the layout of scans and softmax.
-struct DimSplit {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-inline DimSplit split_at_dim(const Shape& sizes, int64_t dim) {
-  DimSplit s;
-  for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
-    if (d < dim) s.outer *= sizes[d];
-    else if (d == dim) s.n = sizes[d];
-    else s.inner *= sizes[d];
-  }
-  return s;
-}
-
 // Calls run(ptrs, n, strides) for 1-D runs covering every element, on several threads when the
 // tensor is large. grain: minimum elements per thread chunk.
 template <int N, class Run>

@@ -11,6 +11,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_features.h"
 #include "backend/cpu/loops.h"
+#include "backend/geometry.h"
 #include "core/dispatch.h"
 #include "kernels/cast.h"
 #include "kernels/reduce_ops.h"
@@ -32,65 +33,7 @@ constexpr int kLanes = 32;
 // Split the reduced range only when there are fewer independent tasks than this.
 constexpr int64_t kFewTasks = 32;
 
-// A reduction after dropping size-1 dims, ordering dims by input stride (outer to inner) and
-// merging dims that walk memory as one. Strides are in elements.
-struct Geometry {
-  int nk = 0, nr = 0;
-  int64_t ks[kMaxDims], kin[kMaxDims], kout[kMaxDims];  // kept dims: size, in / out stride
-  int64_t rs[kMaxDims], rin[kMaxDims];                   // reduced dims: size, in stride
-  int64_t n_out = 1, n_red = 1;
-};
-
-// Dims with out.size == 1 (and in.size != 1) are reduced; with dim >= 0 only that dim is.
-Geometry make_geometry(const Tensor& out, const Tensor& in, int64_t only_dim = -1) {
-  const int64_t nd = in.dim();
-  if (nd > kMaxDims) throw Error("[reduce] tensors with more than 16 dims are not supported");
-  struct D {
-    int64_t size, sin, sout;
-    bool red;
-  };
-  D d[kMaxDims];
-  int m = 0;
-  for (int64_t i = 0; i < nd; ++i) {
-    if (in.size(i) == 1) continue;
-    bool red = only_dim >= 0 ? i == only_dim : out.size(i) == 1;
-    d[m++] = {in.size(i), in.stride(i), red ? 0 : out.stride(i), red};
-  }
-  // Broadcast (stride 0) dims go outermost so the smallest real stride ends up innermost.
-  auto key = [](const D& x) { return x.sin == 0 ? INT64_MAX : x.sin; };
-  std::stable_sort(d, d + m, [&](const D& a, const D& b) { return key(a) > key(b); });
-  Geometry g;
-  for (int i = 0; i < m; ++i) {
-    const D& x = d[i];
-    if (x.red) {
-      if (g.nr > 0 && g.rin[g.nr - 1] == x.sin * x.size) {
-        g.rs[g.nr - 1] *= x.size;
-        g.rin[g.nr - 1] = x.sin;
-      } else {
-        g.rs[g.nr] = x.size;
-        g.rin[g.nr++] = x.sin;
-      }
-      g.n_red *= x.size;
-    } else {
-      if (g.nk > 0 && g.kin[g.nk - 1] == x.sin * x.size && g.kout[g.nk - 1] == x.sout * x.size) {
-        g.ks[g.nk - 1] *= x.size;
-        g.kin[g.nk - 1] = x.sin;
-        g.kout[g.nk - 1] = x.sout;
-      } else {
-        g.ks[g.nk] = x.size;
-        g.kin[g.nk] = x.sin;
-        g.kout[g.nk++] = x.sout;
-      }
-      g.n_out *= x.size;
-    }
-  }
-  if (g.nr == 0) {  // nothing to fold: one element per output
-    g.rs[0] = 1;
-    g.rin[0] = 0;
-    g.nr = 1;
-  }
-  return g;
-}
+using Geometry = ReduceLayout;
 
 // A multi-index over n dims that tracks two linear offsets as it advances.
 struct Walker {
@@ -576,7 +519,7 @@ void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, const 
     throw Error("[reduce] unexpected output dtype " + std::string(dtype_name(out.dtype())) +
                 " for input dtype " + std::string(dtype_name(in.dtype())));
   }
-  const Geometry g = make_geometry(out, in);
+  const Geometry g = make_reduce_layout("reduce", out, in);
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -622,7 +565,7 @@ void CpuBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const T
   const bool direct = values.strides() == indices.strides() && indices.dtype() == kInt64;
   Tensor v = direct ? values : empty(values.sizes(), TensorOptions(values.dtype()));
   Tensor ix = direct ? indices : empty(values.sizes(), TensorOptions(kInt64));
-  const Geometry g = make_geometry(v, in, in.dim() > 0 ? dim : -1);
+  const Geometry g = make_reduce_layout("max/min", v, in, in.dim() > 0 ? dim : -1);
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data_ptr());
@@ -641,7 +584,7 @@ void CpuBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t di
   if (out.numel() == 0) return;
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous() ? out : empty(out.sizes(), TensorOptions(out.dtype()));
-  const auto [outer, n, inner] = cpu::split_at_dim(x.sizes(), dim);
+  const auto [outer, n, inner] = split_at_dim(x.sizes(), dim);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* xp = static_cast<const T*>(x.data_ptr());

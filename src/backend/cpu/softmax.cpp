@@ -6,6 +6,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_features.h"
 #include "backend/cpu/loops.h"
+#include "backend/geometry.h"
 #include "core/dispatch.h"
 #include "kernels/cast.h"
 #include "kernels/reduce_ops.h"
@@ -145,7 +146,7 @@ void CpuBackend::softmax(const Tensor& out, const Tensor& in, int64_t dim, bool 
   }
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous() ? out : empty(out.sizes(), TensorOptions(out.dtype()));
-  const auto [outer, n, inner] = cpu::split_at_dim(x.sizes(), dim);
+  const auto [outer, n, inner] = split_at_dim(x.sizes(), dim);
   visit_float_dtype(out.dtype(), log ? "log_softmax" : "softmax", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* xp = static_cast<const T*>(x.data_ptr());

@@ -16,6 +16,7 @@
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/gemm_kernels.h"
+#include "backend/matrix_layout.h"
 #include "ember/cuda.h"
 #include "ops/matmul_precision.h"
 
@@ -77,48 +78,11 @@ void set_attr(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t
 
 // ---- operand geometry ---------------------------------------------------------------------------
 
-// A (batch, rows, cols) operand, strides in elements.
-struct Mat {
-  char* base = nullptr;
-  int64_t bs = 0, rs = 0, cs = 0, rows = 0, cols = 0;
-};
-
-Mat mat_of(const Tensor& t) {
-  return {static_cast<char*>(t.data_ptr()),
-          t.stride(0),
-          t.stride(1),
-          t.stride(2),
-          t.size(1),
-          t.size(2)};
-}
-
-// Reads (batch, n, k) as (batch * n, k) when the matrices follow each other row after row.
-bool fold_rows(Mat& m, int64_t batch) {
-  if (m.rows != 1 && m.bs != m.rows * m.rs) return false;
-  if (m.rows == 1) m.rs = m.bs;
-  m.rows *= batch;
-  m.bs = 0;
-  return true;
-}
-
-// How BLAS reads a (rows, cols) matrix in place: row-major or column-major with a leading
-// dimension. The stride of a size-1 dim never matters.
-struct BlasLayout {
-  bool ok = false;
-  bool row_major = true;
-  int64_t ld = 0;
-};
-
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
-BlasLayout blas_layout(const Mat& m) {
-  const int64_t rows1 = std::max<int64_t>(m.rows, 1), cols1 = std::max<int64_t>(m.cols, 1);
-  BlasLayout l;
-  if ((m.cols == 1 || m.cs == 1) && (m.rows == 1 || m.rs >= cols1)) {
-    l = {true, true, m.rows == 1 ? cols1 : m.rs};
-  } else if ((m.rows == 1 || m.rs == 1) && (m.cols == 1 || m.cs >= rows1)) {
-    l = {true, false, m.cols == 1 ? rows1 : m.cs};
-  }
+// The shared layout, limited to what cuBLASLt's 32-bit sizes describe.
+BlasLayout lt_layout(const Mat& m) {
+  BlasLayout l = blas_layout(m);
   if (m.rows > kIntMax || m.cols > kIntMax || m.bs < 0) l.ok = false;
   return l;
 }
@@ -135,7 +99,7 @@ struct LtOperand {
 LtOperand lt_operand(const Mat& m, const BlasLayout& l, bool transpose) {
   const auto r = static_cast<uint64_t>(m.rows), c = static_cast<uint64_t>(m.cols);
   // Row-major memory is m^T in column-major terms; column-major memory is m.
-  if (l.row_major) return {transpose ? CUBLAS_OP_N : CUBLAS_OP_T, c, r, l.ld};
+  if (!l.trans) return {transpose ? CUBLAS_OP_N : CUBLAS_OP_T, c, r, l.ld};
   return {transpose ? CUBLAS_OP_T : CUBLAS_OP_N, r, c, l.ld};
 }
 
@@ -197,12 +161,12 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
                                 std::string(dtype_name(dtype)));
   }
   // Row-major out (n x m) is the column-major D = out^T = b^T a^T; column-major out is D = a b.
-  const Mat* first = lo.row_major ? &b : &a;
-  const Mat* second = lo.row_major ? &a : &b;
-  const LtOperand A = lt_operand(*first, lo.row_major ? lb : la, lo.row_major);
-  const LtOperand B = lt_operand(*second, lo.row_major ? la : lb, lo.row_major);
-  const auto d_rows = static_cast<uint64_t>(lo.row_major ? out.cols : out.rows);
-  const auto d_cols = static_cast<uint64_t>(lo.row_major ? out.rows : out.cols);
+  const Mat* first = !lo.trans ? &b : &a;
+  const Mat* second = !lo.trans ? &a : &b;
+  const LtOperand A = lt_operand(*first, !lo.trans ? lb : la, !lo.trans);
+  const LtOperand B = lt_operand(*second, !lo.trans ? la : lb, !lo.trans);
+  const auto d_rows = static_cast<uint64_t>(!lo.trans ? out.cols : out.rows);
+  const auto d_cols = static_cast<uint64_t>(!lo.trans ? out.rows : out.cols);
 
   cublasLtMatmulDesc_t desc_raw = nullptr;
   EMBER_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_raw, compute, scale));
@@ -296,11 +260,11 @@ void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t
 
   // Operands without a BLAS layout (both strides non-unit, overlapping rows) are packed.
   Tensor a_c = a_t, b_c = b_t;
-  if (!blas_layout(mat_of(a_c)).ok) a_c = a_t.contiguous();
-  if (!blas_layout(mat_of(b_c)).ok) b_c = b_t.contiguous();
+  if (!lt_layout(mat_of(a_c)).ok) a_c = a_t.contiguous();
+  if (!lt_layout(mat_of(b_c)).ok) b_c = b_t.contiguous();
   Mat out = mat_of(out_t), a = mat_of(a_c), b = mat_of(b_c);
   // An output cuBLASLt cannot write in place is computed into a contiguous buffer.
-  const bool out_direct = blas_layout(out).ok && (batch == 1 || out.bs >= out.rows * out.cols);
+  const bool out_direct = lt_layout(out).ok && (batch == 1 || out.bs >= out.rows * out.cols);
   Tensor staging;
   if (!out_direct) {
     staging = beta != 0.0 ? out_t.contiguous() : empty_like(out_t).contiguous();
@@ -310,7 +274,7 @@ void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t
   // A right operand shared by the batch: (B, n, k) @ (k, m) is one (B*n, k) @ (k, m) product.
   if (batch > 1 && b.bs == 0 && batch * out.rows <= kIntMax) {
     Mat fa = a, fo = out;
-    if (fold_rows(fa, batch) && fold_rows(fo, batch) && blas_layout(fa).ok && blas_layout(fo).ok) {
+    if (fold_rows(fa, batch) && fold_rows(fo, batch) && lt_layout(fa).ok && lt_layout(fo).ok) {
       a = fa;
       out = fo;
       batch = 1;
@@ -319,7 +283,7 @@ void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t
   if (batch > kIntMax) {
     throw NotImplementedError("[matmul] CUDA batches beyond 2^31 matrices are not supported");
   }
-  lt_gemm(device, dtype, out, blas_layout(out), a, blas_layout(a), b, blas_layout(b), batch, alpha,
+  lt_gemm(device, dtype, out, lt_layout(out), a, lt_layout(a), b, lt_layout(b), batch, alpha,
           beta);
   if (staging.defined()) copy(out_t, staging);
 }

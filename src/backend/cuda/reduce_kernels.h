@@ -10,38 +10,12 @@
 
 #include "backend/cuda/kernel_utils.h"
 #include "ember/dtype.h"
+#include "kernels/reduce_layout.h"
 #include "kernels/reduce_ops.h"
 
 namespace ember::cuda_kernels {
 
-// A reduction as (outputs x reduced positions): kept dims (outer to inner, by input stride) with
-// their input and output strides, and reduced dims with their input strides, in elements.
-// Output o and reduced position r read in[kept_in(o) + reduced_in(r)] and write out[kept_out(o)].
-struct ReduceLayout {
-  int nk = 0, nr = 0;
-  int64_t ks[kMaxDims], kin[kMaxDims], kout[kMaxDims];
-  int64_t rs[kMaxDims], rin[kMaxDims];
-  int64_t n_out = 1, n_red = 1;
-
-  EMBER_HD void kept_offsets(int64_t o, int64_t& in_off, int64_t& out_off) const {
-    in_off = out_off = 0;
-    for (int d = nk - 1; d >= 0; --d) {
-      const int64_t c = o % ks[d];
-      o /= ks[d];
-      in_off += c * kin[d];
-      out_off += c * kout[d];
-    }
-  }
-  EMBER_HD int64_t reduced_offset(int64_t r) const {
-    if (nr == 1) return r * rin[0];
-    int64_t off = 0;
-    for (int d = nr - 1; d >= 0; --d) {
-      off += (r % rs[d]) * rin[d];
-      r /= rs[d];
-    }
-    return off;
-  }
-};
+using ember::ReduceLayout;
 
 // How a reduction runs:
 // - Inner: `group` threads (1..32, or 256 = a whole block) fold one output, striding over its
