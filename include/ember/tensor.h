@@ -182,6 +182,10 @@ class Tensor {
   // Shares storage (and the version counter), outside the graph.
   Tensor detach() const;
   Tensor& detach_();
+  // Makes this handle (and every copy of it) refer to data's storage, shape, dtype and device,
+  // keeping its autograd identity (requires_grad, grad, hooks): what Module::to uses to move
+  // parameters in place. Outside the graph.
+  void set_data(const Tensor& data) const;
   // Runs on this tensor's gradient during backward, in registration order; returns a handle.
   size_t register_hook(std::function<Tensor(const Tensor&)> hook) const;
   void remove_hook(size_t handle) const;

@@ -576,6 +576,27 @@ Tensor& Tensor::detach_() {
   return *this;
 }
 
+void Tensor::set_data(const Tensor& data) const {
+  if (!data.defined()) throw Error("[set_data] the new data is an undefined tensor");
+  if (requires_grad() && !data.is_floating_point()) {
+    throw TypeError("[set_data] a tensor that requires grad must stay floating point, got " +
+                    std::string(dtype_name(data.dtype())));
+  }
+  TensorImpl& i = impl();
+  const TensorImpl& d = data.impl();
+  i.storage = d.storage;
+  i.sizes = d.sizes;
+  i.strides = d.strides;
+  i.offset = d.offset;
+  i.dtype = d.dtype;
+  i.device = d.device;
+  i.numel = d.numel;
+  i.contiguous = d.contiguous;
+  i.view_base.reset();
+  // A leaf's accumulator remembers the old shape/dtype/device: the next backward makes a new one.
+  if (AutogradMeta* m = autograd::meta(*this)) m->grad_accumulator.reset();
+}
+
 size_t Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
   if (!requires_grad()) {
     throw Error("[register_hook] cannot register a hook on a tensor that doesn't require gradient");

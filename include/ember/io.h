@@ -1,0 +1,4 @@
+// Files: safetensors and training checkpoints.
+#pragma once
+
+#include "ember/io/safetensors.h"

@@ -1,0 +1,4 @@
+// safetensors read and write.
+#pragma once
+
+#include "ember/tensor.h"

@@ -1,0 +1,4 @@
+// Activations and attention (nn::functional).
+#pragma once
+
+#include "ember/tensor.h"

@@ -1,0 +1,4 @@
+// Losses (nn::functional).
+#pragma once
+
+#include "ember/tensor.h"

@@ -1,0 +1,4 @@
+// Normalisation, dropout and embedding (nn::functional).
+#pragma once
+
+#include "ember/tensor.h"

@@ -1,0 +1,5 @@
+// nn modules: loss.
+#pragma once
+
+#include "ember/nn/module.h"
+#include "ember/nn/options.h"

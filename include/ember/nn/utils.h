@@ -1,0 +1,4 @@
+// nn::utils: gradient clipping.
+#pragma once
+
+#include "ember/tensor.h"

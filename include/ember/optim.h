@@ -1,0 +1,4 @@
+// Optimizers and learning-rate schedulers (torch.optim).
+#pragma once
+
+#include "ember/optim/optimizer.h"

@@ -1,0 +1,4 @@
+// utils: gradient checkpointing.
+#pragma once
+
+#include "ember/utils/checkpoint.h"

@@ -1,0 +1,4 @@
+// Gradient checkpointing (torch.utils.checkpoint).
+#pragma once
+
+#include "ember/tensor.h"
