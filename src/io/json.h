@@ -1,0 +1,43 @@
+// A small JSON reader and writer for file headers (safetensors). Objects keep their key order and
+// reject duplicate keys; numbers keep their text so integers up to 2^64 - 1 read exactly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ember::io::json {
+
+struct Value {
+  enum class Kind { Null, Bool, Number, String, Array, Object };
+  Kind kind = Kind::Null;
+  bool boolean = false;
+  std::string text;  // a string's decoded value, or a number's literal
+  std::vector<Value> array;
+  std::vector<std::pair<std::string, Value>> object;
+
+  bool is_object() const { return kind == Kind::Object; }
+  bool is_array() const { return kind == Kind::Array; }
+  bool is_string() const { return kind == Kind::String; }
+  bool is_number() const { return kind == Kind::Number; }
+  // The value of a number that is a non-negative integer below 2^64; nullopt otherwise.
+  std::optional<uint64_t> as_uint64() const;
+  // The member named key of an object, or nullptr.
+  const Value* find(std::string_view key) const;
+};
+
+// Parses one JSON document (surrounding whitespace allowed). Throws std::invalid_argument with
+// the problem and its byte offset: "expected ',' or '}' at byte 17", "duplicate key 'a'".
+Value parse(std::string_view text);
+
+// Appends s as a JSON string literal, escaped as serde_json does ('"', '\\', \b \f \n \r \t,
+// other control characters as \u00xx; everything else, UTF-8 included, verbatim).
+void append_string(std::string& out, std::string_view s);
+
+// A short description of a value's type, for errors ("an array", "a number").
+const char* kind_name(Value::Kind k);
+
+}  // namespace ember::io::json
