@@ -7,6 +7,8 @@
 // simt.h comes first: in the emulated build it defines the CUDA qualifiers before any CUDA header.
 #include "simt/simt.h"
 
+#include <cstdint>
+
 #include "backend/cuda/block_reduce.cuh"
 #include "backend/cuda/kernel_utils.h"
 #include "backend/cuda/norm_kernels.h"
@@ -199,19 +201,47 @@ void launch_channel_reduce(const P& pol, cudaStream_t stream) {
 
 // ---- element passes -----------------------------------------------------------------------------
 
-template <class T>
-__global__ void norm_forward_kernel(T* y, const T* x, const nrm::acc_t<T>* mean,
-                                    const nrm::acc_t<T>* rstd, const T* w, const T* bias,
-                                    NormParams p) {
+// Channel of element i of (batch, channels, inner) in index type I (32-bit when it fits: the
+// divisions are the costly part of these memory-bound passes).
+template <class I>
+__device__ inline I channel_of(I i, I channels, I inner) {
+  return (inner == 1 ? i : i / inner) % channels;
+}
+
+// Batch norm: per-channel statistics, one element per thread (grid-stride).
+template <class T, class I>
+__global__ void channel_forward_kernel(T* y, const T* x, const nrm::acc_t<T>* mean,
+                                       const nrm::acc_t<T>* rstd, const T* w, const T* bias,
+                                       I n, I channels, I inner) {
   using A = nrm::acc_t<T>;
-  const int64_t n = p.numel();
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    const int64_t plane = i / p.inner;
-    const int64_t c = plane % p.channels, s = p.stat_of(plane / p.channels, c);
+  const I step = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const I c = channel_of(i, channels, inner);
     const A wc = w ? static_cast<A>(w[c]) : A(1);
     const A bc = bias ? static_cast<A>(bias[c]) : A(0);
-    y[i] = cast<T>(nrm::normalize<A>(static_cast<A>(x[i]), mean[s], rstd[s], wc, bc));
+    y[i] = cast<T>(nrm::normalize<A>(static_cast<A>(x[i]), mean[c], rstd[c], wc, bc));
+  }
+}
+
+// Row statistics: each row of threads loads its row's (mean, rstd) once and writes the row.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    row_forward_kernel(T* y, const T* x, const nrm::acc_t<T>* mean, const nrm::acc_t<T>* rstd,
+                       const T* w, const T* bias, NormParams p) {
+  using A = nrm::acc_t<T>;
+  const int tpr = blockDim.x;
+  const int64_t per_block = blockDim.y, rows = p.stats(), len = p.stat_size();
+  const int64_t cpg = p.channels / p.groups;
+  for (int64_t row = blockIdx.x * per_block + threadIdx.y; row < rows;
+       row += gridDim.x * per_block) {
+    const int64_t first = (row % p.groups) * cpg, start = row * len;
+    const A m = mean[row], rs = rstd[row];
+    for (int64_t i = threadIdx.x; i < len; i += tpr) {
+      const int64_t c = first + (p.inner == 1 ? i : i / p.inner);
+      const A wc = w ? static_cast<A>(w[c]) : A(1);
+      const A bc = bias ? static_cast<A>(bias[c]) : A(0);
+      y[start + i] = cast<T>(nrm::normalize<A>(static_cast<A>(x[start + i]), m, rs, wc, bc));
+    }
   }
 }
 
@@ -256,16 +286,16 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Channel statistics (batch norm): dx from the per-channel sums (training) or rstd alone.
-template <class T>
+template <class T, class I>
 __global__ void channel_backward_kernel(T* dx, const T* dy, const T* x, const nrm::acc_t<T>* mean,
                                         const nrm::acc_t<T>* rstd, const T* w,
-                                        const nrm::Sum2<nrm::acc_t<T>>* sums, NormParams p) {
+                                        const nrm::Sum2<nrm::acc_t<T>>* sums, NormParams p, I n,
+                                        I channels, I inner) {
   using A = nrm::acc_t<T>;
-  const int64_t n = p.numel();
   const A count = static_cast<A>(p.stat_size());
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    const int64_t c = (i / p.inner) % p.channels;
+  const I step = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const I c = channel_of(i, channels, inner);
     const A wc = w ? static_cast<A>(w[c]) : A(1);
     const A r = rstd[c];
     const A mg = p.batch_stats ? wc * sums[c].a / count : A(0);
@@ -296,6 +326,13 @@ __global__ void dropout_kernel(T* y, bool* mask, const T* x, int64_t n, double k
       y[i0 + j] = k ? cast<T>(static_cast<C>(x[i0 + j]) * scale) : cast<T>(C(0));
     }
   }
+}
+
+// Calls fn with a uint32_t when n elements can be indexed in 32 bits, else with an int64_t.
+template <class Fn>
+void with_index_type(int64_t n, Fn&& fn) {
+  if (n <= static_cast<int64_t>(UINT32_MAX) - 2 * kMaxBlocks * kBlock) fn(uint32_t{});
+  else fn(int64_t{});
 }
 
 dim3 row_block(int64_t len) {
@@ -332,10 +369,22 @@ cudaError_t norm_forward(DType dtype, void* y, const void* x, const void* mean, 
   return visit_float_dtype(dtype, "norm", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = nrm::acc_t<T>;
-    simt::launch(norm_forward_kernel<T>, grid_for(p.numel()), dim3(kBlock), 0, stream,
-                 static_cast<T*>(y), static_cast<const T*>(x), static_cast<const A*>(mean),
-                 static_cast<const A*>(rstd), static_cast<const T*>(w), static_cast<const T*>(b),
-                 p);
+    if (p.per_channel) {
+      with_index_type(p.numel(), [&](auto index_tag) {
+        using I = decltype(index_tag);
+        simt::launch(channel_forward_kernel<T, I>, grid_for(p.numel()), dim3(kBlock), 0, stream,
+                     static_cast<T*>(y), static_cast<const T*>(x), static_cast<const A*>(mean),
+                     static_cast<const A*>(rstd), static_cast<const T*>(w),
+                     static_cast<const T*>(b), static_cast<I>(p.numel()),
+                     static_cast<I>(p.channels), static_cast<I>(p.inner));
+      });
+    } else {
+      const dim3 block = row_block(p.stat_size());
+      simt::launch(row_forward_kernel<T>, grid_for(p.stats(), static_cast<int>(block.y)), block, 0,
+                   stream, static_cast<T*>(y), static_cast<const T*>(x),
+                   static_cast<const A*>(mean), static_cast<const A*>(rstd),
+                   static_cast<const T*>(w), static_cast<const T*>(b), p);
+    }
     return cudaGetLastError();
   });
 }
@@ -358,10 +407,15 @@ cudaError_t norm_backward(DType dtype, void* dx, void* dw, void* db, void* sums,
     }
     if (dx && p.numel() > 0) {
       if (p.per_channel) {
-        simt::launch(channel_backward_kernel<T>, grid_for(p.numel()), dim3(kBlock), 0, stream,
-                     static_cast<T*>(dx), static_cast<const T*>(dy), static_cast<const T*>(x),
-                     static_cast<const A*>(mean), static_cast<const A*>(rstd),
-                     static_cast<const T*>(w), static_cast<const S*>(sums), p);
+        with_index_type(p.numel(), [&](auto index_tag) {
+          using I = decltype(index_tag);
+          simt::launch(channel_backward_kernel<T, I>, grid_for(p.numel()), dim3(kBlock), 0,
+                       stream, static_cast<T*>(dx), static_cast<const T*>(dy),
+                       static_cast<const T*>(x), static_cast<const A*>(mean),
+                       static_cast<const A*>(rstd), static_cast<const T*>(w),
+                       static_cast<const S*>(sums), p, static_cast<I>(p.numel()),
+                       static_cast<I>(p.channels), static_cast<I>(p.inner));
+        });
       } else {
         const dim3 block = row_block(p.stat_size());
         simt::launch(row_backward_kernel<T>, grid_for(p.stats(), static_cast<int>(block.y)),
