@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "ember/ember.h"
@@ -251,4 +252,43 @@ TEST(NnNorm, Errors) {
   expect_error<ValueError>([&] { F::layer_norm(x, {3}, ones({4})); }, "Expected weight to be of same shape");
   expect_error<TypeError>([&] { F::layer_norm(zeros({2, 3}, TensorOptions(kInt64)), {3}); },
                           "floating point");
+}
+
+// With create_graph the backward is built from differentiable ops: its first derivatives equal
+// the fused kernels', and its second derivatives match finite differences of the first.
+TEST(NnNorm, SecondDerivativesMatchFiniteDifferences) {
+  manual_seed(9);
+  const TensorOptions f64 = TensorOptions(kFloat64);
+  const Tensor w = randn({6}, f64), b = randn({6}, f64);
+  const std::vector<std::function<Tensor(const Tensor&)>> ops = {
+      [&](const Tensor& x) { return F::layer_norm(x, {6}, w, b); },
+      [&](const Tensor& x) { return F::rms_norm(x, {6}, w, 1e-5); },
+      [&](const Tensor& x) { return F::group_norm(x.view({2, 6, 2}), 3, w, b); },
+      [&](const Tensor& x) { return F::batch_norm(x.view({2, 6, 2}), {}, {}, w, b, true); },
+  };
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const Tensor x0 = randn({4, 6}, f64);
+    const Tensor u = randn({2, 6, 2}, f64).view(ops[k](x0).sizes()), v = randn({4, 6}, f64);
+    // g(x) = d/dx sum(op(x) * u); h(x) = sum(g(x) * v).
+    auto first = [&](const Tensor& x, bool create) {
+      Tensor xr = x.detach().clone().requires_grad_(true);
+      Tensor y = (ops[k](xr) * u).sum();
+      return std::make_pair(xr, autograd::grad({y}, {xr}, {}, std::nullopt, create)[0]);
+    };
+    const auto [xr, g] = first(x0, true);
+    expect_close(g, first(x0, false).second, 1e-10);
+    const Tensor hx = autograd::grad({(g * v).sum()}, {xr})[0];
+    const double h = 1e-6;
+    std::vector<double> fd;
+    const std::vector<double> base = x0.to_vector<double>();
+    for (size_t i = 0; i < base.size(); ++i) {
+      std::vector<double> p = base, m = base;
+      p[i] += h;
+      m[i] -= h;
+      const double gp = (first(tensor(p, Shape{4, 6}), false).second * v).sum().item<double>();
+      const double gm = (first(tensor(m, Shape{4, 6}), false).second * v).sum().item<double>();
+      fd.push_back((gp - gm) / (2 * h));
+    }
+    expect_close(hx, tensor(fd, Shape{4, 6}), 1e-5);
+  }
 }

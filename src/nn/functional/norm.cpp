@@ -53,6 +53,53 @@ Tensor affine_operand(const char* op, const char* what, const Tensor& t, const T
   return r.reshape({n}).contiguous();
 }
 
+// run_norm's backward written with differentiable ops, for create_graph: the batch statistics
+// are recomputed from x so that second derivatives see their dependence on x.
+TensorList composite_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                              const Tensor& saved_mean, const Tensor& saved_rstd,
+                              const NormParams& p, bool need_x, bool need_w, bool need_b) {
+  Shape s, ws;
+  std::vector<int64_t> red, channel_sum;
+  if (p.per_channel) {
+    s = {p.batch, p.channels, p.inner};
+    ws = {1, p.channels, 1};
+    red = channel_sum = {0, 2};
+  } else {
+    const int64_t cpg = p.channels / p.groups;
+    s = {p.batch, p.groups, cpg, p.inner};
+    ws = {1, p.groups, cpg, 1};
+    red = {2, 3};
+    channel_sum = {0, 3};
+  }
+  const Tensor X = x.reshape(s);
+  const Tensor D = (dy.dtype() == x.dtype() ? dy : dy.to(x.dtype())).reshape(s);
+  Tensor xhat, rstd;
+  if (!p.batch_stats) {
+    rstd = saved_rstd.to(x.dtype()).view(ws);
+    xhat = (X - saved_mean.to(x.dtype()).view(ws)) * rstd;
+  } else if (p.rms) {
+    rstd = ((X * X).mean(red, true) + p.eps).rsqrt();
+    xhat = X * rstd;
+  } else {
+    rstd = (X.var(red, 0, true) + p.eps).rsqrt();
+    xhat = (X - X.mean(red, true)) * rstd;
+  }
+  Tensor gin, gw, gb;
+  if (need_x) {
+    const Tensor g = w.defined() ? D * w.view(ws) : D;
+    if (!p.batch_stats) {
+      gin = g * rstd;
+    } else {
+      Tensor centred = p.rms ? g : g - g.mean(red, true);
+      gin = rstd * (centred - xhat * (g * xhat).mean(red, true));
+    }
+    gin = gin.reshape(x.sizes());
+  }
+  if (need_w) gw = (D * xhat).sum(channel_sum).reshape({p.channels});
+  if (need_b) gb = D.sum(channel_sum).reshape({p.channels});
+  return {gin, gw, gb};
+}
+
 // Statistics (computed unless given), normalise + affine, and the node whose backward is the
 // backend's fused backward.
 Tensor run_norm(const char* node, const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -74,10 +121,14 @@ Tensor run_norm(const char* node, const Tensor& input, const Tensor& weight, con
   }
   if (!autograd::needs_grad({&input, &weight, &bias})) return out;
   const Shape shape = input.sizes();
-  autograd::record(node, {input, weight, bias}, {out}, {x, weight, mean, rstd},
+  autograd::record(node, {input, weight, bias}, {out}, {input, weight, mean, rstd},
                    [p, shape](const TensorList& g, const GradContext& c) {
-                     const Tensor& xs = c.saved[0];
                      const Tensor& w = c.saved[1];
+                     if (is_grad_enabled()) {
+                       return composite_backward(g[0], c.saved[0], w, c.saved[2], c.saved[3], p,
+                                                 c.needs(0), c.needs(1), c.needs(2));
+                     }
+                     const Tensor xs = c.saved[0].contiguous();
                      const TensorOptions o = TensorOptions(xs.dtype()).device(xs.device());
                      Tensor dy = g[0].dtype() == xs.dtype() ? g[0] : g[0].to(xs.dtype());
                      dy = dy.contiguous();
