@@ -184,6 +184,14 @@ class ModuleDictImpl : public Module {
   void insert(const std::string& key, const AnyModulePtr& module) { update({{key, module}}); }
   void pretty_print(std::ostream& out) const override;
 };
-EMBER_MODULE(ModuleDict);
+
+class ModuleDict : public ModuleHolder<ModuleDictImpl> {
+ public:
+  using ModuleHolder<ModuleDictImpl>::ModuleHolder;
+  using Impl = ModuleDictImpl;
+  // nn::ModuleDict heads({{"cls", nn::Linear(16, 10)}, {"box", nn::Linear(16, 4)}});
+  ModuleDict(std::initializer_list<std::pair<std::string, AnyModulePtr>> items)
+      : ModuleHolder(std::make_shared<ModuleDictImpl>(items)) {}
+};
 
 }  // namespace ember::nn
