@@ -16,6 +16,7 @@ enum class ScanOp : uint8_t;
 enum class RandomOp : uint8_t;
 struct ReduceParams;
 struct RandomParams;
+struct NormParams;
 
 // What an index range error names: the op, and for index/index_put_ the dim of the user's tensor
 // that each index tensor indexes (index_select, gather and scatter name their dim argument).
@@ -83,6 +84,34 @@ class Backend {
   }
   virtual void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
     missing("softmax");
+  }
+
+  // ---- normalisation and dropout (kernels/norm_ops.h: geometry and math) -----------------------
+  // Inputs are contiguous, seen as (batch, channels, inner) by p; mean and rstd hold p.stats()
+  // float32 values (float64 for float64 inputs); weight and bias (channels, or undefined) have
+  // in's dtype. norm_stats also updates running_mean/running_var (in's dtype) when defined.
+  virtual void norm_stats(const Tensor& mean, const Tensor& rstd, const Tensor& in,
+                          const NormParams& p, const Tensor& running_mean,
+                          const Tensor& running_var) {
+    missing("norm");
+  }
+  // out = (in - mean) * rstd * weight + bias.
+  virtual void norm_forward(const Tensor& out, const Tensor& in, const Tensor& mean,
+                            const Tensor& rstd, const Tensor& weight, const Tensor& bias,
+                            const NormParams& p) {
+    missing("norm");
+  }
+  // Gradients of norm_forward for the outputs that are defined.
+  virtual void norm_backward(const Tensor& grad_in, const Tensor& grad_weight,
+                             const Tensor& grad_bias, const Tensor& grad_out, const Tensor& in,
+                             const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                             const NormParams& p) {
+    missing("norm backward");
+  }
+  // out = keep ? in / (1 - p) : 0 and mask (bool) = keep, keep = bernoulli(1 - p)'s draw.
+  virtual void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p,
+                       uint64_t seed, uint64_t offset) {
+    missing("dropout");
   }
 
   // ---- matmul: out (B, n, m) = alpha * a (B, n, k) @ b (B, k, m) + beta * out ------------------

@@ -47,6 +47,17 @@ class CudaBackend final : public Backend {
   void scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) override;
   void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) override;
 
+  // ---- normalisation and dropout ----
+  void norm_stats(const Tensor& mean, const Tensor& rstd, const Tensor& in, const NormParams& p,
+                  const Tensor& running_mean, const Tensor& running_var) override;
+  void norm_forward(const Tensor& out, const Tensor& in, const Tensor& mean, const Tensor& rstd,
+                    const Tensor& weight, const Tensor& bias, const NormParams& p) override;
+  void norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                     const Tensor& grad_out, const Tensor& in, const Tensor& mean,
+                     const Tensor& rstd, const Tensor& weight, const NormParams& p) override;
+  void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p, uint64_t seed,
+               uint64_t offset) override;
+
   // Matmul through cuBLASLt (cuda_gemm.cpp).
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
