@@ -378,4 +378,106 @@ TEST(MultiheadAttention, BackwardReachesEveryParameter) {
   expect_close(e1, e2, 0);
 }
 
+// ---- TransformerEncoderLayer --------------------------------------------------------------------
+
+TEST(TransformerEncoderLayer, NamesShapesAndPrinting) {
+  manual_seed(5);
+  nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
+  EXPECT_EQ(keys(layer->state_dict()),
+            (std::vector<std::string>{
+                "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+                "self_attn.out_proj.bias", "linear1.weight", "linear1.bias", "linear2.weight",
+                "linear2.bias", "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias"}));
+  EXPECT_EQ(repr(layer),
+            "TransformerEncoderLayer(\n"
+            "  (self_attn): MultiheadAttention(\n"
+            "    (out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, "
+            "bias=True)\n"
+            "  )\n"
+            "  (linear1): Linear(in_features=8, out_features=16, bias=True)\n"
+            "  (dropout): Dropout(p=0.1, inplace=False)\n"
+            "  (linear2): Linear(in_features=16, out_features=8, bias=True)\n"
+            "  (norm1): LayerNorm((8,), eps=1e-05, elementwise_affine=True)\n"
+            "  (norm2): LayerNorm((8,), eps=1e-05, elementwise_affine=True)\n"
+            "  (dropout1): Dropout(p=0.1, inplace=False)\n"
+            "  (dropout2): Dropout(p=0.1, inplace=False)\n"
+            ")");
+  layer->eval();
+  Tensor x = randn({5, 3, 8});  // (S, N, E)
+  Tensor y = layer->forward(x);
+  EXPECT_EQ(y.sizes(), (Shape{5, 3, 8}));
+  nn::TransformerEncoderLayer bf(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).batch_first(true));
+  bf->load_state_dict(layer->state_dict());
+  bf->eval();
+  expect_close(bf->forward(x.transpose(0, 1)).transpose(0, 1), y);
+  expect_error<ValueError>(
+      [] { nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2).activation("tanh")); },
+      "activation should be relu/gelu, not tanh");
+}
+
+TEST(TransformerEncoderLayer, PostNormAndPreNormByHand) {
+  manual_seed(6);
+  Tensor x = randn({4, 2, 8});
+  for (bool norm_first : {false, true}) {
+    nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 4)
+                                          .dim_feedforward(12)
+                                          .activation("gelu")
+                                          .norm_first(norm_first));
+    layer->eval();
+    auto sa = [&](const Tensor& t) { return std::get<0>(layer->self_attn->forward(t, t, t)); };
+    auto ff = [&](const Tensor& t) {
+      return layer->linear2->forward(gelu(layer->linear1->forward(t)));
+    };
+    Tensor want;
+    if (norm_first) {
+      Tensor h = x + sa(layer->norm1->forward(x));
+      want = h + ff(layer->norm2->forward(h));
+    } else {
+      Tensor h = layer->norm1->forward(x + sa(x));
+      want = layer->norm2->forward(h + ff(h));
+    }
+    expect_close(layer->forward(x), want);
+  }
+}
+
+TEST(TransformerEncoderLayer, CausalMaskKeepsPrefixesIndependent) {
+  manual_seed(7);
+  nn::TransformerEncoderLayer layer(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).batch_first(true));
+  layer->eval();
+  Tensor x = randn({2, 6, 8});
+  Tensor full = layer->forward(x, {}, {}, /*is_causal=*/true);
+  Tensor prefix = layer->forward(x.narrow(1, 0, 4), {}, {}, true);
+  expect_close(prefix, full.narrow(1, 0, 4));
+  // Padding the last keys of a sequence leaves the outputs of the others unchanged.
+  Tensor pad = zeros({2, 6}, TensorOptions(kBool));
+  pad.narrow(1, 4, 2).fill_(true);
+  Tensor padded = layer->forward(x, {}, pad);
+  expect_close(padded.narrow(1, 0, 4), layer->forward(x.narrow(1, 0, 4)));
+}
+
+TEST(TransformerEncoderLayer, SgdStepsReduceTheLoss) {
+  manual_seed(8);
+  nn::TransformerEncoderLayer layer(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(32).dropout(0.0));
+  Tensor x = randn({6, 4, 8});
+  Tensor target = randn({6, 4, 8});
+  auto loss_now = [&] { return F::mse_loss(layer->forward(x), target); };
+  const double first = item(loss_now());
+  double last = first;
+  for (int step = 0; step < 30; ++step) {
+    layer->zero_grad();
+    Tensor loss = loss_now();
+    loss.backward();
+    NoGradGuard g;
+    for (Tensor& p : layer->parameters()) {
+      ASSERT_TRUE(p.grad().defined());
+      p.sub_(p.grad() * 0.1);
+    }
+    last = item(loss);
+  }
+  EXPECT_LT(last, 0.8 * first) << "first " << first << ", last " << last;
+}
+
 }  // namespace

@@ -148,4 +148,58 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
 
 void MultiheadAttentionImpl::pretty_print(std::ostream& out) const { out << "MultiheadAttention()"; }
 
+TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(
+    const TransformerEncoderLayerOptions& options)
+    : Module("TransformerEncoderLayer"), options(options) {
+  const std::string& act = options.activation();
+  if (act != "relu" && act != "gelu") {
+    throw ValueError("[TransformerEncoderLayer] activation should be relu/gelu, not " + act);
+  }
+  const int64_t d = options.d_model(), ff = options.dim_feedforward();
+  self_attn = register_module(
+      "self_attn", MultiheadAttention(MultiheadAttentionOptions(d, options.nhead())
+                                          .dropout(options.dropout())
+                                          .bias(options.bias())
+                                          .batch_first(options.batch_first())));
+  linear1 = register_module("linear1", Linear(LinearOptions(d, ff).bias(options.bias())));
+  dropout = register_module("dropout", Dropout(options.dropout()));
+  linear2 = register_module("linear2", Linear(LinearOptions(ff, d).bias(options.bias())));
+  auto norm = [&] {
+    return LayerNorm(LayerNormOptions({d}).eps(options.layer_norm_eps()).bias(options.bias()));
+  };
+  norm1 = register_module("norm1", norm());
+  norm2 = register_module("norm2", norm());
+  dropout1 = register_module("dropout1", Dropout(options.dropout()));
+  dropout2 = register_module("dropout2", Dropout(options.dropout()));
+}
+
+Tensor TransformerEncoderLayerImpl::activate(const Tensor& x) const {
+  return options.activation() == "gelu" ? F::gelu(x) : F::relu(x);
+}
+
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
+                                            const Tensor& src_key_padding_mask, bool is_causal) {
+  auto sa = [&](const Tensor& x) {
+    auto [out, w] =
+        self_attn->forward(x, x, x, src_key_padding_mask, false, src_mask, true, is_causal);
+    return dropout1->forward(out);
+  };
+  auto ff = [&](const Tensor& x) {
+    return dropout2->forward(linear2->forward(dropout->forward(activate(linear1->forward(x)))));
+  };
+  Tensor x = src;
+  if (options.norm_first()) {
+    x = x + sa(norm1->forward(x));
+    x = x + ff(norm2->forward(x));
+  } else {
+    x = norm1->forward(x + sa(x));
+    x = norm2->forward(x + ff(x));
+  }
+  return x;
+}
+
+void TransformerEncoderLayerImpl::pretty_print(std::ostream& out) const {
+  out << "TransformerEncoderLayer()";
+}
+
 }  // namespace ember::nn

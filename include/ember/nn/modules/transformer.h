@@ -2,6 +2,7 @@
 // and mask conventions, so state dicts interchange:
 //   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(64, 8).batch_first(true));
 //   auto [out, weights] = mha->forward(x, x, x);
+//   nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(64, 8).dim_feedforward(256));
 #pragma once
 
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "ember/nn/module.h"
 #include "ember/nn/modules/linear.h"
+#include "ember/nn/modules/norm.h"
 #include "ember/nn/options.h"
 
 namespace ember::nn {
@@ -61,5 +63,50 @@ class MultiheadAttentionImpl : public Module {
   NonDynamicallyQuantizableLinear out_proj = nullptr;
 };
 EMBER_MODULE(MultiheadAttention);
+
+struct TransformerEncoderLayerOptions {
+  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead)
+      : d_model_(d_model), nhead_(nhead) {}
+  EMBER_ARG(int64_t, d_model);
+  EMBER_ARG(int64_t, nhead);
+  EMBER_ARG(int64_t, dim_feedforward) = 2048;
+  EMBER_ARG(double, dropout) = 0.1;
+  // "relu" or "gelu".
+  EMBER_ARG(std::string, activation) = "relu";
+  EMBER_ARG(double, layer_norm_eps) = 1e-5;
+  // Inputs (N, S, E) instead of (S, N, E).
+  EMBER_ARG(bool, batch_first) = false;
+  // Pre-norm (norm before attention and feed-forward) instead of post-norm.
+  EMBER_ARG(bool, norm_first) = false;
+  EMBER_ARG(bool, bias) = true;
+};
+
+// Self-attention and a feed-forward block, each with a residual connection and LayerNorm, as
+// PyTorch's (submodules self_attn, linear1, dropout, linear2, norm1, norm2, dropout1, dropout2).
+class TransformerEncoderLayerImpl : public Module {
+ public:
+  TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead)
+      : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
+  explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& options);
+
+  // src (S, N, E) ((N, S, E) with batch_first; (S, E) unbatched); masks as MultiheadAttention's.
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {},
+                 const Tensor& src_key_padding_mask = {}, bool is_causal = false);
+  void pretty_print(std::ostream& out) const override;
+
+  TransformerEncoderLayerOptions options;
+  MultiheadAttention self_attn = nullptr;
+  Linear linear1 = nullptr;
+  Dropout dropout = nullptr;
+  Linear linear2 = nullptr;
+  LayerNorm norm1 = nullptr;
+  LayerNorm norm2 = nullptr;
+  Dropout dropout1 = nullptr;
+  Dropout dropout2 = nullptr;
+
+ private:
+  Tensor activate(const Tensor& x) const;
+};
+EMBER_MODULE(TransformerEncoderLayer);
 
 }  // namespace ember::nn
