@@ -177,6 +177,19 @@ TEST(Activations, AttentionRejectsCausalWithMask) {
   expect_close(out.select(1, 0), v.select(1, 0));
 }
 
+TEST(Activations, AttentionDropout) {
+  Tensor q = randn({2, 3, 4}), v = randn({2, 3, 4});
+  expect_close(F::scaled_dot_product_attention(q, q, v, {}, 1.0), zeros({2, 3, 4}));
+  manual_seed(9);
+  Tensor a = F::scaled_dot_product_attention(q, q, v, {}, 0.5);
+  manual_seed(9);
+  Tensor b = F::scaled_dot_product_attention(q, q, v, {}, 0.5);
+  expect_close(a, b, 0);
+  EXPECT_FALSE(allclose(a, F::scaled_dot_product_attention(q, q, v)));
+  expect_error<ValueError>([&] { F::scaled_dot_product_attention(q, q, v, {}, 1.5); },
+                           "dropout probability has to be between 0 and 1");
+}
+
 // ---- losses -------------------------------------------------------------------------------------------
 
 double lse(std::initializer_list<double> v) {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "ember/autograd.h"
-#include "nn/functional/attention_dropout.h"
+#include "ember/nn/functional/norm.h"
 #include "ops/op_utils.h"
 
 namespace ember::nn::functional {
@@ -60,22 +60,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     }
   }
   Tensor attn = ember::softmax(scores, -1);
-  if (dropout_p > 0.0) attn = detail::attention_dropout(attn, dropout_p);
+  if (dropout_p > 0.0) attn = dropout(attn, dropout_p, true);
   return matmul(attn, value);
 }
 
 }  // namespace ember::nn::functional
-
-namespace ember::nn::detail {
-
-Tensor attention_dropout(const Tensor& x, double p) {
-  if (p <= 0.0) return x;
-  Tensor keep;
-  {
-    NoGradGuard g;
-    keep = p >= 1.0 ? zeros_like(x) : bernoulli(x, 1.0 - p) * (1.0 / (1.0 - p));
-  }
-  return x * keep;
-}
-
-}  // namespace ember::nn::detail

@@ -7,7 +7,7 @@
 #include "ember/nn/functional/activation.h"
 #include "ember/nn/init.h"
 #include "ember/ops.h"
-#include "nn/functional/attention_dropout.h"
+#include "ember/nn/functional/norm.h"
 #include "nn/modules/repr.h"
 #include "ops/op_utils.h"
 
@@ -132,7 +132,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
                            k.transpose(-2, -1));
     if (mask.defined()) scores = scores + mask;
     weights = softmax(scores, -1);
-    if (p > 0.0) weights = detail::attention_dropout(weights, p);
+    if (p > 0.0) weights = F::dropout(weights, p, true);
     out = matmul(weights, v);
     if (average_attn_weights) weights = weights.mean({1});
     if (!batched) weights = weights.squeeze(0);
