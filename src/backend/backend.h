@@ -25,6 +25,14 @@ struct IndexCheck {
   Shape dims;
 };
 
+// Options of the fused cross-entropy family; op names the caller in errors.
+struct CrossEntropyParams {
+  const char* op = "cross_entropy";
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;
+  bool from_logits = true;  // false: the input holds log-probabilities (nll_loss)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -154,6 +162,29 @@ class Backend {
   // out = in with elements above (upper=false) or below (upper=true) diagonal k zeroed.
   virtual void tril_triu(const Tensor& out, const Tensor& in, int64_t k, bool upper) {
     missing("tril/triu");
+  }
+
+  // ---- softmax cross-entropy and nll over rows: input (M, C) contiguous, target (M) int64 ------
+  // loss, row_weight and lse are (M) contiguous in the accumulation dtype (float32 for 16-bit
+  // inputs); weight (C) has input's dtype or is undefined; weight_sum is weight.sum() as a
+  // 1-element tensor of the accumulation dtype (undefined without weight: it is C).
+  // With from_logits, row i gives lse_i = log sum_c exp(x_ic) and, t = target_i, e = smoothing,
+  //   loss_i = (1 - e) w_t (lse_i - x_it) + e / C sum_c w_c (lse_i - x_ic);
+  // without (nll of log-probabilities) loss_i = -w_t x_it and lse_i = 0. row_weight_i = w_t.
+  // Rows whose target is ignore_index give 0 for both; a target outside [0, C) raises IndexError
+  // "[op] Target t is out of bounds." (after the kernels on a device).
+  virtual void cross_entropy(const Tensor& loss, const Tensor& row_weight, const Tensor& lse,
+                             const Tensor& input, const Tensor& target, const Tensor& weight,
+                             const Tensor& weight_sum, const CrossEntropyParams& p) {
+    missing(p.op);
+  }
+  // grad_input (M, C) contiguous = d loss_i / d x_ic * grad_rows_i; grad_rows (M) in the
+  // accumulation dtype, any stride (0 broadcasts one value). Targets were checked by the forward.
+  virtual void cross_entropy_backward(const Tensor& grad_input, const Tensor& grad_rows,
+                                      const Tensor& input, const Tensor& lse, const Tensor& target,
+                                      const Tensor& weight, const Tensor& weight_sum,
+                                      const CrossEntropyParams& p) {
+    missing(p.op);
   }
 
   // ---- random: counter-based Philox; element i depends only on (seed, offset, i) ---------------

@@ -152,8 +152,15 @@ class ModuleHolder {
   explicit operator bool() const { return impl_ != nullptr; }
 
   // net(x) is net->forward(x).
-  template <class... Args>
-  auto operator()(Args&&... args) const -> decltype(std::declval<Impl&>().forward(
+  // seq[0], dict["name"]: the contained module's operator[].
+  template <class Arg, class I = Impl>
+  auto operator[](Arg&& arg) const -> decltype(std::declval<I&>()[std::forward<Arg>(arg)]) {
+    return get()[std::forward<Arg>(arg)];
+  }
+
+  // (A template of I so that modules without forward, such as containers, still have holders.)
+  template <class... Args, class I = Impl>
+  auto operator()(Args&&... args) const -> decltype(std::declval<I&>().forward(
                                               std::forward<Args>(args)...)) {
     return get().forward(std::forward<Args>(args)...);
   }

@@ -55,6 +55,14 @@ class CpuBackend final : public Backend {
   void topk(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k, int64_t dim,
             bool largest, bool sorted) override;
   void tril_triu(const Tensor& out, const Tensor& in, int64_t k, bool upper) override;
+  // ---- softmax cross-entropy (loss.cpp) ----
+  void cross_entropy(const Tensor& loss, const Tensor& row_weight, const Tensor& lse,
+                     const Tensor& input, const Tensor& target, const Tensor& weight,
+                     const Tensor& weight_sum, const CrossEntropyParams& p) override;
+  void cross_entropy_backward(const Tensor& grad_input, const Tensor& grad_rows,
+                              const Tensor& input, const Tensor& lse, const Tensor& target,
+                              const Tensor& weight, const Tensor& weight_sum,
+                              const CrossEntropyParams& p) override;
 
   void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset,
               const RandomParams& p) override;

@@ -66,6 +66,14 @@ class CudaBackend final : public Backend {
               const RandomParams& p) override;
   void bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, uint64_t offset) override;
   void tril_triu(const Tensor& out, const Tensor& in, int64_t k, bool upper) override;
+  // ---- softmax cross-entropy (cuda_loss.cpp): targets are checked on the device ----
+  void cross_entropy(const Tensor& loss, const Tensor& row_weight, const Tensor& lse,
+                     const Tensor& input, const Tensor& target, const Tensor& weight,
+                     const Tensor& weight_sum, const CrossEntropyParams& p) override;
+  void cross_entropy_backward(const Tensor& grad_input, const Tensor& grad_rows,
+                              const Tensor& input, const Tensor& lse, const Tensor& target,
+                              const Tensor& weight, const Tensor& weight_sum,
+                              const CrossEntropyParams& p) override;
 };
 
 CudaBackend& cuda_backend();
