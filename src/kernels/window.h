@@ -63,7 +63,7 @@ EMBER_HD inline AvgWindow avg_window(const Window2d& g, const AvgPool2dParams& p
 // Max pooling keeps the first maximum of a window, and the first NaN over any number.
 template <class C>
 EMBER_HD inline bool max_pool_takes(C v, C best) {
-  return v > best || (v != v && best == best);
+  return (v > best) | ((v != v) & (best == best));
 }
 
 // The output positions [o0, o1) along one dim whose window (extent taps spaced `dilation`, placed

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/window_range.h"
 #include "core/dispatch.h"
 #include "ember/parallel.h"
 
@@ -13,18 +14,10 @@ namespace ember {
 
 namespace {
 
+using cpu::valid_range;
+
 inline int64_t grain_for(int64_t work) {
   return std::max<int64_t>(1, cpu::kGrain / std::max<int64_t>(1, work));
-}
-
-// The output positions [o0, o1) of one tap whose input index o * s - p + offset is in [0, n).
-inline void valid_range(int64_t n, int64_t out, int64_t s, int64_t p, int64_t offset, int64_t& o0,
-                        int64_t& o1) {
-  // o * s >= p - offset and o * s < n + p - offset
-  const int64_t lo = p - offset, hi = n + p - offset;
-  o0 = lo <= 0 ? 0 : (lo + s - 1) / s;
-  o1 = hi <= 0 ? 0 : std::min(out, (hi + s - 1) / s);
-  if (o1 < o0) o1 = o0;
 }
 
 // One col row: tap (ki, kj) of every window over one plane.

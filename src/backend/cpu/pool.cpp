@@ -6,8 +6,10 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/window_range.h"
 #include "core/dispatch.h"
 #include "ember/parallel.h"
+#include "kernels/reduce_ops.h"
 
 namespace ember {
 
@@ -17,37 +19,47 @@ inline int64_t grain_for(int64_t work) {
   return std::max<int64_t>(1, cpu::kGrain / std::max<int64_t>(1, work));
 }
 
+// Row by row: every tap of the window sweeps the whole output row, keeping the running maxima
+// in best[] and their indices in the index row. Taps run in window order, so the first maximum
+// wins as in a per-window loop, and the inner loop is a branch-free pass along memory.
 template <class T>
 void max_pool_impl(T* out, int64_t* idx, const T* in, const Window2d& g) {
   using C = compute_t<T>;
   const int64_t area = g.in_h * g.in_w, len = g.out_h * g.out_w;
   parallel_for(g.planes, grain_for(len * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+    std::vector<C> best(static_cast<size_t>(g.out_w));
     for (int64_t p = begin; p < end; ++p) {
       const T* x = in + p * area;
-      T* y = out + p * len;
-      int64_t* ix = idx + p * len;
       for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        T* y = out + p * len + oh * g.out_w;
+        int64_t* at = idx + p * len + oh * g.out_w;
         int64_t h0 = oh * g.sh - g.ph;
-        const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, g.in_h);
         while (h0 < 0) h0 += g.dh;
+        // PyTorch's index for a window without a taken element: its first tap inside the input.
         for (int64_t ow = 0; ow < g.out_w; ++ow) {
           int64_t w0 = ow * g.sw - g.pw;
-          const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, g.in_w);
           while (w0 < 0) w0 += g.dw;
-          C best = -std::numeric_limits<C>::infinity();
-          int64_t at = h0 * g.in_w + w0;
-          for (int64_t h = h0; h < h1; h += g.dh) {
-            for (int64_t w = w0; w < w1; w += g.dw) {
-              const C v = static_cast<C>(x[h * g.in_w + w]);
-              if (max_pool_takes(v, best)) {
-                best = v;
-                at = h * g.in_w + w;
-              }
+          at[ow] = h0 * g.in_w + w0;
+        }
+        std::fill(best.begin(), best.end(), -std::numeric_limits<C>::infinity());
+        C* b = best.data();
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t h = oh * g.sh - g.ph + i * g.dh;
+          if (h < 0 || h >= g.in_h) continue;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            int64_t o0, o1;
+            cpu::valid_range(g.in_w, g.out_w, g.sw, g.pw, j * g.dw, o0, o1);
+            const int64_t base = h * g.in_w + j * g.dw - g.pw;  // input index of ow = 0
+            for (int64_t ow = o0; ow < o1; ++ow) {
+              const int64_t k = base + ow * g.sw;
+              const C v = static_cast<C>(x[k]);
+              const bool take = max_pool_takes(v, b[ow]);
+              b[ow] = rd::pick(take, v, b[ow]);
+              at[ow] ^= (at[ow] ^ k) & -static_cast<int64_t>(take);
             }
           }
-          y[oh * g.out_w + ow] = static_cast<T>(best);
-          ix[oh * g.out_w + ow] = at;
         }
+        for (int64_t ow = 0; ow < g.out_w; ++ow) y[ow] = static_cast<T>(b[ow]);
       }
     }
   });

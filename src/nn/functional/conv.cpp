@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
+#include <vector>
 #include <sstream>
 
 #include "autograd/function.h"
+#include "ember/parallel.h"
 #include "ops/op_utils.h"
 
 namespace ember::nn::functional {
@@ -67,21 +70,50 @@ void gemm_forward(const Tensor& y, const Tensor& w2, const Tensor& col, const Co
   }
 }
 
+// Runs fn(state, n0, count) over the samples and returns each worker's state (a tensor fn may
+// set) in sample order. On the CPU each thread takes a range of samples and runs them one at a
+// time, so a sample's column matrix stays in cache between im2col and its gemm (which then runs
+// single-threaded inside the parallel region). A device takes chunks as large as the column
+// budget allows.
+template <class Fn>
+std::vector<Tensor> for_sample_chunks(const ConvShape& s, Device dev, Fn&& fn) {
+  std::vector<std::pair<int64_t, Tensor>> states;
+  if (dev.is_cpu() && s.n > 1) {
+    std::mutex m;
+    parallel_for(s.n, 1, [&](int64_t begin, int64_t end) {
+      Tensor state;
+      for (int64_t i = begin; i < end; ++i) fn(state, i, int64_t{1});
+      std::lock_guard<std::mutex> lock(m);
+      states.emplace_back(begin, std::move(state));
+    });
+    std::sort(states.begin(), states.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+  } else {
+    Tensor state;
+    for (int64_t n0 = 0; n0 < s.n; n0 += s.chunk()) {
+      fn(state, n0, std::min(s.chunk(), s.n - n0));
+    }
+    states.emplace_back(0, std::move(state));
+  }
+  std::vector<Tensor> out;
+  for (auto& st : states) out.push_back(std::move(st.second));
+  return out;
+}
+
 // Contiguous x (n, c, h, w), w (o, c / groups, kh, kw), optional bias (o) -> (n, o, oh, ow).
 Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvShape& s) {
   Tensor y = make_empty({s.n, s.o, s.oh, s.ow}, x.dtype(), x.device(), false, "conv2d");
   if (y.numel() == 0) return y;
   const Tensor w2 = w.view({s.o, s.kg()});
-  for (int64_t n0 = 0; n0 < s.n; n0 += s.chunk()) {
-    const int64_t nc = std::min(s.chunk(), s.n - n0);
+  for_sample_chunks(s, x.device(), [&](Tensor&, int64_t n0, int64_t nc) {
     Tensor y3 = y.narrow(0, n0, nc).view({nc, s.o, s.len()});
     if (bias.defined()) y3.copy_(bias.view({1, s.o, 1}).expand({nc, s.o, s.len()}));
     if (s.kg() == 0) {
       if (!bias.defined()) y3.zero_();
-      continue;
+      return;
     }
     gemm_forward(y3, w2, columns(x.narrow(0, n0, nc), s), s, bias.defined() ? 1.0 : 0.0);
-  }
+  });
   return y;
 }
 
@@ -93,8 +125,7 @@ Tensor conv_backward_input(const Tensor& gy, const Tensor& w, const ConvShape& s
   Backend& be = backend(gy.device());
   const Tensor w2 = w.view({s.o, s.kg()});
   const int64_t og = s.og(), kg = s.kg();
-  for (int64_t n0 = 0; n0 < s.n; n0 += s.chunk()) {
-    const int64_t nc = std::min(s.chunk(), s.n - n0);
+  for_sample_chunks(s, gy.device(), [&](Tensor&, int64_t n0, int64_t nc) {
     const Tensor gy3 = gy.narrow(0, n0, nc).view({nc, s.o, s.len()});
     Tensor gxc = gx.narrow(0, n0, nc);
     Tensor gcol = s.pointwise() ? gxc.view({nc, s.c, s.len()})
@@ -106,11 +137,12 @@ Tensor conv_backward_input(const Tensor& gy, const Tensor& w, const ConvShape& s
               gy3.narrow(1, g * og, og), 1.0, 0.0);
     }
     if (!s.pointwise()) be.col2im(gxc, gcol, s.window(nc));
-  }
+  });
   return gx;
 }
 
 // The gradient of conv_forward's weight: sum over samples of gy_g @ col_g^T. gy, x contiguous.
+// Each worker accumulates its samples into its own (o, kg) partial; the partials are summed.
 Tensor conv_backward_weight(const Tensor& gy, const Tensor& x, const ConvShape& s) {
   const Shape wshape{s.o, s.c / s.groups, s.win.kh, s.win.kw};
   if (s.n == 0 || s.len() == 0 || s.kg() == 0 || s.o == 0) {
@@ -118,18 +150,31 @@ Tensor conv_backward_weight(const Tensor& gy, const Tensor& x, const ConvShape& 
   }
   Backend& be = backend(gy.device());
   const int64_t og = s.og(), kg = s.kg();
-  Tensor gw;
-  for (int64_t n0 = 0; n0 < s.n; n0 += s.chunk()) {
-    const int64_t nc = std::min(s.chunk(), s.n - n0);
+  const std::vector<Tensor> partials = for_sample_chunks(s, gy.device(), [&](Tensor& acc, int64_t n0,
+                                                                             int64_t nc) {
     const Tensor gy3 = gy.narrow(0, n0, nc).view({nc, s.o, s.len()});
     const Tensor col = columns(x.narrow(0, n0, nc), s);
+    if (nc == 1) {
+      // Accumulate straight into the worker's partial (beta = 1 after its first sample).
+      const bool first = !acc.defined();
+      if (first) acc = make_empty({1, s.o, kg}, gy.dtype(), gy.device(), false, "conv2d");
+      for (int64_t g = 0; g < s.groups; ++g) {
+        be.gemm(acc.narrow(1, g * og, og), gy3.narrow(1, g * og, og),
+                col.narrow(1, g * kg, kg).transpose(1, 2), 1.0, first ? 0.0 : 1.0);
+      }
+      return;
+    }
     Tensor part = make_empty({nc, s.o, kg}, gy.dtype(), gy.device(), false, "conv2d");
     for (int64_t g = 0; g < s.groups; ++g) {
       be.gemm(part.narrow(1, g * og, og), gy3.narrow(1, g * og, og),
               col.narrow(1, g * kg, kg).transpose(1, 2), 1.0, 0.0);
     }
-    Tensor summed = nc == 1 ? part.view({s.o, kg}) : part.sum({0});
-    gw = gw.defined() ? gw + summed : summed;
+    Tensor summed = part.sum({0}, true);
+    acc = acc.defined() ? acc + summed : summed;
+  });
+  Tensor gw;
+  for (const Tensor& p : partials) {
+    if (p.defined()) gw = gw.defined() ? gw + p : p;
   }
   return gw.view(wshape);
 }
