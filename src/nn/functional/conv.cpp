@@ -77,10 +77,13 @@ void gemm_forward(const Tensor& y, const Tensor& w2, const Tensor& col, const Co
 // budget allows.
 template <class Fn>
 std::vector<Tensor> for_sample_chunks(const ConvShape& s, Device dev, Fn&& fn) {
+  // The slices taken here must not record views of saved leaves (grad mode is per thread).
+  NoGradGuard no_grad;
   std::vector<std::pair<int64_t, Tensor>> states;
   if (dev.is_cpu() && s.n > 1) {
     std::mutex m;
     parallel_for(s.n, 1, [&](int64_t begin, int64_t end) {
+      NoGradGuard worker_no_grad;
       Tensor state;
       for (int64_t i = begin; i < end; ++i) fn(state, i, int64_t{1});
       std::lock_guard<std::mutex> lock(m);
