@@ -8,6 +8,7 @@
 
 #include "ember/ops.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/window.h"
 
 namespace ember {
 
@@ -119,6 +120,36 @@ class Backend {
   virtual void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
                     double beta) {
     missing("matmul");
+  }
+
+  // ---- convolution and pooling: contiguous (planes, H, W) images, floating dtypes ---------------
+  // col (planes, kh*kw, out_h*out_w) = the input element under each tap of each window, 0 in the
+  // padding (im2col copies any dtype).
+  virtual void im2col(const Tensor& col, const Tensor& in, const Window2d& g) {
+    missing("im2col");
+  }
+  // in (planes, H, W) = the sum of the col entries im2col takes from each element (its adjoint).
+  virtual void col2im(const Tensor& in, const Tensor& col, const Window2d& g) {
+    missing("col2im");
+  }
+  // out (planes, out_h, out_w) = window maxima (NaN wins), indices = their h * W + w (int64).
+  virtual void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& in,
+                          const Window2d& g) {
+    missing("max_pool2d");
+  }
+  // grad_in (planes, H, W) = the sum of grad_out over the outputs whose index names the element.
+  virtual void max_pool2d_backward(const Tensor& grad_in, const Tensor& grad_out,
+                                   const Tensor& indices, const Window2d& g) {
+    missing("max_pool2d_backward");
+  }
+  // out = window means (avg_window); adaptive windows when p.adaptive.
+  virtual void avg_pool2d(const Tensor& out, const Tensor& in, const Window2d& g,
+                          const AvgPool2dParams& p) {
+    missing("avg_pool2d");
+  }
+  virtual void avg_pool2d_backward(const Tensor& grad_in, const Tensor& grad_out, const Window2d& g,
+                                   const AvgPool2dParams& p) {
+    missing("avg_pool2d_backward");
   }
 
   // ---- indexing: indices are int64 (a device backend also takes int32 ones as they are) --------

@@ -39,6 +39,18 @@ class CpuBackend final : public Backend {
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
 
+  // Convolution and pooling (conv.cpp, pool.cpp).
+  void im2col(const Tensor& col, const Tensor& in, const Window2d& g) override;
+  void col2im(const Tensor& in, const Tensor& col, const Window2d& g) override;
+  void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& in,
+                  const Window2d& g) override;
+  void max_pool2d_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& indices,
+                           const Window2d& g) override;
+  void avg_pool2d(const Tensor& out, const Tensor& in, const Window2d& g,
+                  const AvgPool2dParams& p) override;
+  void avg_pool2d_backward(const Tensor& grad_in, const Tensor& grad_out, const Window2d& g,
+                           const AvgPool2dParams& p) override;
+
   void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
                     const IndexCheck& check) override;
   void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,

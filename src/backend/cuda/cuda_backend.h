@@ -61,6 +61,18 @@ class CudaBackend final : public Backend {
   // Matmul through cuBLASLt (cuda_gemm.cpp).
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
+
+  // Convolution and pooling (cuda_conv.cpp).
+  void im2col(const Tensor& col, const Tensor& in, const Window2d& g) override;
+  void col2im(const Tensor& in, const Tensor& col, const Window2d& g) override;
+  void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& in,
+                  const Window2d& g) override;
+  void max_pool2d_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& indices,
+                           const Window2d& g) override;
+  void avg_pool2d(const Tensor& out, const Tensor& in, const Window2d& g,
+                  const AvgPool2dParams& p) override;
+  void avg_pool2d_backward(const Tensor& grad_in, const Tensor& grad_out, const Window2d& g,
+                           const AvgPool2dParams& p) override;
   // Random numbers and triangles (cuda_random.cpp).
   void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset,
               const RandomParams& p) override;
