@@ -55,6 +55,10 @@ class CudaBackend final : public Backend {
               const RandomParams& p) override;
   void bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, uint64_t offset) override;
   void tril_triu(const Tensor& out, const Tensor& in, int64_t k, bool upper) override;
+
+  // Fused multi-tensor optimizer updates (cuda_optim.cpp).
+  void optim_step(OptimOp op, const std::vector<TensorList>& slots, const OptimHyper& h,
+                  const std::vector<OptimTensorScalars>& scalars) override;
 };
 
 CudaBackend& cuda_backend();
