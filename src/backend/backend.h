@@ -9,6 +9,7 @@
 #include "ember/ops.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/window.h"
+#include "kernels/optim_ops.h"
 
 namespace ember {
 
@@ -226,6 +227,15 @@ class Backend {
   // out = (u < p) with p a tensor of out's shape.
   virtual void bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, uint64_t offset) {
     missing("bernoulli");
+  }
+
+  // ---- optimizer updates (kernels/optim_ops.h) ---------------------------------------------------
+  // Updates every parameter of one device and dtype in one fused pass. slots[k][i] is operand k
+  // of parameter i (param, grad, then the op's state tensors; undefined where the op has none),
+  // all contiguous with the parameter's numel; scalars[i] holds parameter i's step values.
+  virtual void optim_step(OptimOp op, const std::vector<TensorList>& slots, const OptimHyper& h,
+                          const std::vector<OptimTensorScalars>& scalars) {
+    missing("optimizer step");
   }
 
  protected:

@@ -79,6 +79,9 @@ class CpuBackend final : public Backend {
   void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset,
               const RandomParams& p) override;
   void bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, uint64_t offset) override;
+
+  void optim_step(OptimOp op, const std::vector<TensorList>& slots, const OptimHyper& h,
+                  const std::vector<OptimTensorScalars>& scalars) override;
 };
 
 CpuBackend& cpu_backend();

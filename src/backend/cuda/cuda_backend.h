@@ -86,6 +86,10 @@ class CudaBackend final : public Backend {
                               const Tensor& input, const Tensor& lse, const Tensor& target,
                               const Tensor& weight, const Tensor& weight_sum,
                               const CrossEntropyParams& p) override;
+
+  // Fused multi-tensor optimizer updates (cuda_optim.cpp).
+  void optim_step(OptimOp op, const std::vector<TensorList>& slots, const OptimHyper& h,
+                  const std::vector<OptimTensorScalars>& scalars) override;
 };
 
 CudaBackend& cuda_backend();
