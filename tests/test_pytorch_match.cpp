@@ -55,7 +55,7 @@ void expect_pytorch_losses(const std::string& model_name, const std::string& opt
   ASSERT_EQ(static_cast<int64_t>(expected.size()), inputs.size(0));
   for (int64_t i = 0; i < inputs.size(0); ++i) {
     opt->zero_grad();
-    Tensor loss = nn::functional::cross_entropy(model->forward(inputs[i]), targets[i]);
+    Tensor loss = nn::functional::cross_entropy(model->forward(inputs.select(0, i)), targets.select(0, i));
     loss.backward();
     opt->step();
     const float got = loss.item<float>();
