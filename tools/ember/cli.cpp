@@ -24,6 +24,18 @@ int64_t Args::get_int(const std::string& name, int64_t fallback) const {
   return out;
 }
 
+double Args::get_double(const std::string& name, double fallback) const {
+  auto v = get(name);
+  if (!v) return fallback;
+  double out = 0;
+  const char* end = v->data() + v->size();
+  auto [ptr, ec] = std::from_chars(v->data(), end, out);
+  if (ec != std::errc() || ptr != end || v->empty()) {
+    throw UsageError{"--" + name + " expects a number, got '" + *v + "'"};
+  }
+  return out;
+}
+
 Args parse_flags(const Command& cmd, const std::vector<std::string>& argv) {
   Args args;
   for (size_t i = 0; i < argv.size(); ++i) {

@@ -30,6 +30,8 @@ class Args {
   std::optional<std::string> get(const std::string& name) const;
   // The value of a flag as an integer, or fallback when absent; throws UsageError when malformed.
   int64_t get_int(const std::string& name, int64_t fallback) const;
+  // The value of a flag as a number, or fallback when absent; throws UsageError when malformed.
+  double get_double(const std::string& name, double fallback) const;
   void set(const std::string& name, std::string value) { values_[name] = std::move(value); }
 
  private:
@@ -57,5 +59,6 @@ void print_usage(std::ostream& os, const std::vector<Command>& commands);
 // ---- the subcommands (one file each) ----------------------------------------------------------
 Command demo_command();
 Command doctor_command();
+Command train_command();
 
 }  // namespace ember::cli

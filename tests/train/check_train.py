@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""End-to-end checks of `ember train` on a subset of Fashion-MNIST.
+
+  check_train.py SCENARIO EMBER [--device DEV] [--model NAME]
+
+Scenarios:
+  learns     two short epochs: the training loss falls, test accuracy clears chance (10%) by a
+             wide margin, and the metrics, chart, checkpoint and final weights are written.
+  resume     a run stopped by Ctrl-C (SIGINT) after its first progress line saves a checkpoint
+             and exits 130; --resume then finishes it with the same losses and accuracies as an
+             uninterrupted run; a further --resume of the finished run changes nothing.
+  errors     bad input gives a one-line error and a non-zero exit, and never touches what was
+             saved: unknown model/device, batch size 0, --resume without a checkpoint, a new run
+             over an existing checkpoint, a checkpoint of another model, missing or corrupted data.
+"""
+import gzip
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+
+DATA = "/usr/share/datasets/fashion-mnist"
+
+
+def fail(msg, out=""):
+    print("check_train: FAIL: " + msg)
+    if out:
+        print("---- output ----\n" + out)
+    sys.exit(1)
+
+
+def run(cmd, expect_rc=0, env=None):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if expect_rc is not None and p.returncode != expect_rc:
+        fail("%s exited %d, expected %d" % (" ".join(cmd), p.returncode, expect_rc), p.stdout)
+    return p.stdout
+
+
+def metrics(d):
+    with open(os.path.join(d, "metrics.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def base_args(ember, d, args):
+    return [ember, "train", "--checkpoint-dir", d, "--device", args.device, "--model", args.model,
+            "--seed", "3", "--workers", "1"]
+
+
+def learns(ember, args, tmp):
+    d = os.path.join(tmp, "run")
+    out = run(base_args(ember, d, args) + ["--epochs", "2", "--train-samples", str(args.train),
+                                           "--test-samples", str(args.test), "--batch-size", "32"])
+    m = metrics(d)
+    if len(m) != 2:
+        fail("expected 2 epochs of metrics, got %d" % len(m), out)
+    if not m[1]["train_loss"] < m[0]["train_loss"]:
+        fail("training loss did not fall: %r" % [e["train_loss"] for e in m], out)
+    if not m[1]["test_accuracy"] > args.min_accuracy:
+        fail("test accuracy %.3f is not above %.2f" % (m[1]["test_accuracy"], args.min_accuracy),
+             out)
+    for name in ("metrics.csv", "chart.svg", "checkpoint.safetensors", "model.safetensors"):
+        if not os.path.getsize(os.path.join(d, name)) > 0:
+            fail(name + " was not written", out)
+    with open(os.path.join(d, "chart.svg")) as f:
+        svg = f.read()
+    if not svg.startswith("<svg") or "polyline" not in svg:
+        fail("chart.svg is not a chart", svg[:200])
+    with open(os.path.join(d, "metrics.csv")) as f:
+        rows = f.read().strip().split("\n")
+    if len(rows) != 3 or not rows[0].startswith("epoch,"):
+        fail("metrics.csv has %d lines" % len(rows), "\n".join(rows))
+    for word in ("done: test accuracy", "samples/s", "peak"):
+        if word not in out:
+            fail("the summary lacks %r" % word, out)
+    print("learns: ok, test accuracy %.3f after 2 epochs" % m[1]["test_accuracy"])
+
+
+def same(a, b, keys=("epoch", "step", "train_loss", "train_accuracy", "test_loss",
+                     "test_accuracy", "lr")):
+    for x, y in zip(a, b):
+        for k in keys:
+            if abs(x[k] - y[k]) > 1e-9 * max(1.0, abs(x[k])):
+                return "epoch %d: %s %r != %r" % (x["epoch"], k, x[k], y[k])
+    return "" if len(a) == len(b) else "%d epochs != %d" % (len(a), len(b))
+
+
+def resume(ember, args, tmp):
+    common = ["--epochs", "3", "--train-samples", str(args.train), "--test-samples",
+              str(args.test), "--batch-size", "16"]
+    ref = os.path.join(tmp, "ref")
+    run(base_args(ember, ref, args) + common)
+    d = os.path.join(tmp, "stopped")
+    p = subprocess.Popen(base_args(ember, d, args) + common, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in p.stdout:
+        lines.append(line)
+        if line.startswith("epoch 1/3  batch"):
+            p.send_signal(signal.SIGINT)
+            break
+    rest = p.stdout.read()
+    rc = p.wait()
+    out = "".join(lines) + rest
+    if rc != 130:
+        fail("interrupted run exited %d, expected 130" % rc, out)
+    if "interrupted: saved" not in out:
+        fail("no 'interrupted: saved' line", out)
+    if not os.path.exists(os.path.join(d, "checkpoint.safetensors")):
+        fail("no checkpoint after Ctrl-C", out)
+    out2 = run([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device,
+                "--workers", "0"])
+    if "resuming after epoch 0, batch" not in out2:
+        fail("the resumed run did not continue inside epoch 1", out2)
+    diff = same(metrics(ref), metrics(d))
+    if diff:
+        fail("resumed run differs from the uninterrupted one: " + diff, out + out2)
+    # Resuming a finished run trains nothing and keeps the results.
+    run([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device])
+    diff = same(metrics(ref), metrics(d))
+    if diff:
+        fail("resuming a finished run changed it: " + diff)
+    print("resume: ok, interrupted after %d progress line(s), same result" % len(lines))
+
+
+def write_idx(path, magic, dims, payload):
+    with gzip.open(path, "wb") as f:
+        f.write(struct.pack(">I", magic) + b"".join(struct.pack(">I", x) for x in dims) + payload)
+
+
+def errors(ember, args, tmp):
+    def one_line_error(cmd, rc, needle):
+        out = run(cmd, expect_rc=rc)
+        if needle not in out:
+            fail("expected %r in the error of %s" % (needle, " ".join(cmd)), out)
+        return out
+
+    d = os.path.join(tmp, "e")
+    one_line_error([ember, "train", "--model", "resnet"], 2, "--model: unknown value 'resnet'")
+    one_line_error([ember, "train", "--device", "tpu"], 2, "--device: unknown device 'tpu'")
+    one_line_error([ember, "train", "--batch-size", "0"], 2, "--batch-size must be at least 1")
+    out = one_line_error([ember, "train", "--resume", "--checkpoint-dir", d], 1,
+                         "no checkpoint in")
+    # A real checkpoint, then a new run over it and a resume as another model.
+    run(base_args(ember, d, args) + ["--epochs", "1", "--train-samples", "64", "--test-samples",
+                                     "32", "--batch-size", "32"])
+    ck = os.path.join(d, "checkpoint.safetensors")
+    with open(ck, "rb") as f:
+        saved = f.read()
+    one_line_error(base_args(ember, d, args) + ["--epochs", "1"], 1, "already holds a checkpoint")
+    other = "cnn" if args.model == "mlp" else "mlp"
+    one_line_error([ember, "train", "--resume", "--checkpoint-dir", d, "--model", other], 1,
+                   "is a checkpoint of model '%s'" % args.model)
+    with open(ck, "rb") as f:
+        if f.read() != saved:
+            fail("a rejected command changed the saved checkpoint")
+    # Missing and corrupted data.
+    empty = os.path.join(tmp, "nodata")
+    os.makedirs(empty)
+    one_line_error([ember, "train", "--data", empty, "--checkpoint-dir", os.path.join(tmp, "n1")],
+                   1, "cannot read Fashion-MNIST")
+    bad = os.path.join(tmp, "bad")
+    os.makedirs(bad)
+    n = 10
+    for split, count in (("train", n), ("t10k", n)):
+        write_idx(os.path.join(bad, split + "-images-idx3-ubyte.gz"), 0x0803, [count, 28, 28],
+                  bytes(count * 784))
+        write_idx(os.path.join(bad, split + "-labels-idx1-ubyte.gz"), 0x0801, [count + 1],
+                  bytes(count + 1))
+    out = one_line_error([ember, "train", "--data", bad, "--checkpoint-dir",
+                          os.path.join(tmp, "n2")], 1, "cannot read Fashion-MNIST")
+    if "labels" not in out and "images" not in out:
+        fail("the error does not say which file disagrees", out)
+    print("errors: ok")
+
+
+def main():
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario", choices=["learns", "resume", "errors"])
+    ap.add_argument("ember")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--model", default="mlp")
+    ap.add_argument("--train", type=int, default=4000)
+    ap.add_argument("--test", type=int, default=1000)
+    ap.add_argument("--min-accuracy", type=float, default=0.6)
+    args = ap.parse_args()
+    if not os.path.isdir(DATA):
+        fail(DATA + " is missing: scripts/install-deps.sh installs dataset-fashion-mnist")
+    tmp = tempfile.mkdtemp(prefix="ember-train-")
+    try:
+        {"learns": learns, "resume": resume, "errors": errors}[args.scenario](args.ember, args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,554 @@
+// `ember train`: trains a model on Fashion-MNIST on the best device present, with a progress
+// line, per-epoch test accuracy, metrics files, a chart, checkpoints every epoch, --resume and a
+// clean stop on Ctrl-C (the checkpoint is saved first).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "ember/ember.h"
+#include "train_report.h"
+
+namespace ember::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace F = nn::functional;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kFormat = "ember-train/1";
+constexpr const char* kCheckpointFile = "checkpoint.safetensors";
+// Fashion-MNIST's pixel mean and standard deviation over the training set.
+constexpr double kMean = 0.2860, kStd = 0.3530;
+
+struct Config {
+  std::string model = "cnn";
+  std::string optimizer = "sgd";
+  std::string scheduler = "onecycle";
+  int64_t epochs = 8;
+  int64_t batch_size = 64;
+  double lr = 0.05;
+  double weight_decay = 5e-4;
+  uint64_t seed = 0;
+  int64_t train_samples = 0;  // 0: the whole set
+  int64_t test_samples = 0;
+};
+
+// ---- the command line ---------------------------------------------------------------------------
+
+std::string choice(const Args& args, const std::string& flag, const std::string& fallback,
+                   const std::vector<std::string>& allowed) {
+  const std::string v = args.get(flag).value_or(fallback);
+  for (const std::string& a : allowed) {
+    if (v == a) return v;
+  }
+  std::string list;
+  for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  throw UsageError{"--" + flag + ": unknown value '" + v + "' (choose from " + list + ")"};
+}
+
+int64_t positive(const Args& args, const std::string& flag, int64_t fallback, int64_t min = 1) {
+  const int64_t v = args.get_int(flag, fallback);
+  if (v < min) {
+    throw UsageError{"--" + flag + " must be at least " + std::to_string(min) + ", got " +
+                     std::to_string(v)};
+  }
+  return v;
+}
+
+Device pick_device(const std::string& spec) {
+  if (spec == "auto") return cuda::is_available() ? Device(kCUDA, 0) : Device(kCPU);
+  Device d(kCPU);
+  try {
+    d = Device(spec);
+  } catch (const Error&) {
+    throw UsageError{"--device: unknown device '" + spec + "' (use auto, cpu, cuda or cuda:N)"};
+  }
+  if (d.is_cuda()) {
+    if (!d.has_index()) d = Device(kCUDA, 0);
+    if (!cuda::is_available()) {
+      throw Error("[train] --device " + spec +
+                  ": no CUDA device is usable here; `ember doctor` says why. Use --device cpu "
+                  "or auto");
+    }
+    if (d.index() >= cuda::device_count()) {
+      throw Error("[train] --device " + spec + ": this machine has " +
+                  std::to_string(cuda::device_count()) + " CUDA device(s)");
+    }
+  }
+  return d;
+}
+
+// ---- the models -----------------------------------------------------------------------------------
+
+nn::Sequential make_model(const std::string& name) {
+  if (name == "mlp") {
+    return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Dropout(0.2),
+                          nn::Linear(256, 128), nn::ReLU(), nn::Linear(128, 10));
+  }
+  // Two conv + pool blocks with batch norm, dropout, two linear layers.
+  return nn::Sequential(
+      nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)), nn::BatchNorm2d(32),
+      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)), nn::BatchNorm2d(64),
+      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(), nn::Dropout(0.25),
+      nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Dropout(0.25), nn::Linear(128, 10));
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, const TensorList& params) {
+  if (c.optimizer == "adamw") {
+    return std::make_unique<optim::AdamW>(params,
+                                          optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
+  }
+  return std::make_unique<optim::SGD>(
+      params, optim::SGDOptions(c.lr).momentum(0.9).nesterov(true).weight_decay(c.weight_decay));
+}
+
+// Schedulers stepped after every batch (onecycle, cosine) or every epoch (step).
+std::unique_ptr<optim::lr_scheduler::LRScheduler> make_scheduler(const Config& c,
+                                                                 optim::Optimizer& opt,
+                                                                 int64_t steps_per_epoch) {
+  namespace S = optim::lr_scheduler;
+  const int64_t total = c.epochs * steps_per_epoch;
+  if (c.scheduler == "onecycle") return std::make_unique<S::OneCycleLR>(opt, c.lr, total);
+  if (c.scheduler == "cosine") return std::make_unique<S::CosineAnnealingLR>(opt, total);
+  if (c.scheduler == "step") {
+    return std::make_unique<S::StepLR>(opt, std::max<int64_t>(1, c.epochs / 3), 0.1);
+  }
+  return nullptr;
+}
+
+double current_lr(optim::Optimizer& opt) { return opt.param_groups().front().lr(); }
+
+// ---- data -----------------------------------------------------------------------------------------
+
+std::shared_ptr<data::Dataset> load_split(const std::string& root, bool train, int64_t limit) {
+  std::shared_ptr<data::Dataset> set;
+  try {
+    set = std::make_shared<data::FashionMNIST>(root, train,
+                                               data::Normalize({kMean}, {kStd}));
+  } catch (const Error& e) {
+    throw Error("[train] cannot read Fashion-MNIST from " + root + ": " + e.what() +
+                ". Install Debian's dataset-fashion-mnist (scripts/install-deps.sh does) or "
+                "pass --data DIR with the four IDX files");
+  }
+  if (limit > 0 && limit < set->size()) {
+    std::vector<int64_t> idx(static_cast<size_t>(limit));
+    for (int64_t i = 0; i < limit; ++i) idx[static_cast<size_t>(i)] = i;
+    set = std::make_shared<data::Subset>(data::DatasetPtr(set), std::move(idx));
+  }
+  return set;
+}
+
+// ---- checkpoints ----------------------------------------------------------------------------------
+
+// Where training stands; saved in every checkpoint so that --resume continues exactly.
+struct Position {
+  int64_t epoch = 0;  // completed epochs
+  int64_t batch = 0;  // batches done in the current epoch
+  int64_t step = 0;   // optimizer steps
+  double loss_sum = 0, correct = 0, seen = 0;  // the current epoch's running totals
+  double train_seconds = 0;                    // training time in the current epoch
+  double elapsed = 0;                          // wall time of the run before this process
+  std::vector<EpochMetrics> history;
+};
+
+std::string str(double v) {
+  std::ostringstream o;
+  o.precision(17);
+  o << v;
+  return o.str();
+}
+
+void save(const fs::path& dir, const Config& c, const Position& pos, nn::Module& model,
+          optim::Optimizer& opt, optim::lr_scheduler::LRScheduler* sched) {
+  io::Checkpoint ck;
+  ck.put("model.", model.state_dict());
+  ck.put("optimizer.", opt.state_dict());
+  if (sched) ck.put("scheduler.", sched->state_dict());
+  ck.put("rng.", io::capture_rng_state());
+  ck.metadata = {
+      {"format", kFormat},
+      {"model", c.model},
+      {"optimizer", c.optimizer},
+      {"scheduler", c.scheduler},
+      {"epochs", std::to_string(c.epochs)},
+      {"batch_size", std::to_string(c.batch_size)},
+      {"lr", str(c.lr)},
+      {"weight_decay", str(c.weight_decay)},
+      {"seed", std::to_string(c.seed)},
+      {"train_samples", std::to_string(c.train_samples)},
+      {"test_samples", std::to_string(c.test_samples)},
+      {"epoch", std::to_string(pos.epoch)},
+      {"batch", std::to_string(pos.batch)},
+      {"step", std::to_string(pos.step)},
+      {"loss_sum", str(pos.loss_sum)},
+      {"correct", str(pos.correct)},
+      {"seen", str(pos.seen)},
+      {"train_seconds", str(pos.train_seconds)},
+      {"elapsed", str(pos.elapsed)},
+      {"history", metrics_jsonl(pos.history)},
+  };
+  io::save_checkpoint((dir / kCheckpointFile).string(), ck);
+}
+
+const std::string& meta(const io::Checkpoint& ck, const std::string& key, const fs::path& file) {
+  auto it = ck.metadata.find(key);
+  if (it == ck.metadata.end()) {
+    throw Error("[train] " + file.string() + " is not an ember train checkpoint (no '" + key +
+                "' entry)");
+  }
+  return it->second;
+}
+
+// Writes text to dir/name through a temporary file, so a reader never sees half a file.
+void write_file(const fs::path& dir, const std::string& name, const std::string& text) {
+  const fs::path tmp = dir / ("." + name + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw Error("[train] cannot write " + tmp.string());
+  }
+  fs::rename(tmp, dir / name);
+}
+
+// ---- Ctrl-C -----------------------------------------------------------------------------------------
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
+// Installs the SIGINT handler for its lifetime, restoring the previous one after.
+struct InterruptGuard {
+  struct sigaction old {};
+  InterruptGuard() {
+    g_interrupted = false;
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+  }
+  ~InterruptGuard() { sigaction(SIGINT, &old, nullptr); }
+};
+
+// ---- the run --------------------------------------------------------------------------------------
+
+struct Eval {
+  double loss = 0, accuracy = 0;
+};
+
+Eval evaluate(nn::Sequential& model, data::DataLoader& loader, const Device& device) {
+  NoGradGuard no_grad;
+  model->eval();
+  Tensor loss_sum = zeros({}, TensorOptions(kFloat64).device(device));
+  Tensor correct = zeros({}, TensorOptions(kInt64).device(device));
+  int64_t seen = 0;
+  for (auto& batch : loader) {
+    Tensor x = batch.data.to(device, true), y = batch.target.to(device, true);
+    Tensor logits = model->forward(x);
+    loss_sum += F::cross_entropy(logits, y).to(kFloat64) * static_cast<double>(y.size(0));
+    correct += logits.argmax(1).eq(y).sum();
+    seen += y.size(0);
+  }
+  model->train();
+  const double n = static_cast<double>(std::max<int64_t>(seen, 1));
+  return {loss_sum.item<double>() / n, static_cast<double>(correct.item<int64_t>()) / n};
+}
+
+size_t peak_host_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<size_t>(u.ru_maxrss) * 1024;  // KiB on Linux
+}
+
+std::string mib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+int run_train(const Args& args) {
+  Config c;
+  const bool resume = args.has("resume");
+  const fs::path dir = args.get("checkpoint-dir").value_or("runs/fashion-mnist");
+  const std::string root = args.get("data").value_or(data::FashionMNIST::kDefaultRoot);
+  const Device device = pick_device(args.get("device").value_or("auto"));
+  const int64_t workers = positive(args, "workers", 1, 0);
+  if (args.has("threads")) set_num_threads(static_cast<int>(positive(args, "threads", 1)));
+  const bool terminal = isatty(STDOUT_FILENO) == 1;
+
+  std::optional<io::Checkpoint> ck;
+  Position pos;
+  const fs::path ck_file = dir / kCheckpointFile;
+  if (resume) {
+    if (!fs::exists(ck_file)) {
+      throw Error("[train] --resume: no checkpoint in " + dir.string() +
+                  "; start a run without --resume (or point --checkpoint-dir at a run)");
+    }
+    ck = io::load_checkpoint(ck_file.string());
+    if (meta(*ck, "format", ck_file) != kFormat) {
+      throw Error("[train] " + ck_file.string() + " has format '" + meta(*ck, "format", ck_file) +
+                  "', expected '" + kFormat + "'");
+    }
+    // The run's settings come from the checkpoint; a conflicting flag is a mistake.
+    c.model = meta(*ck, "model", ck_file);
+    if (auto m = args.get("model"); m && *m != c.model) {
+      throw Error("[train] " + ck_file.string() + " is a checkpoint of model '" + c.model +
+                  "', not '" + *m + "': drop --model or use another --checkpoint-dir");
+    }
+    c.optimizer = meta(*ck, "optimizer", ck_file);
+    c.scheduler = meta(*ck, "scheduler", ck_file);
+    c.epochs = std::stoll(meta(*ck, "epochs", ck_file));
+    c.batch_size = std::stoll(meta(*ck, "batch_size", ck_file));
+    c.lr = std::stod(meta(*ck, "lr", ck_file));
+    c.weight_decay = std::stod(meta(*ck, "weight_decay", ck_file));
+    c.seed = std::stoull(meta(*ck, "seed", ck_file));
+    c.train_samples = std::stoll(meta(*ck, "train_samples", ck_file));
+    c.test_samples = std::stoll(meta(*ck, "test_samples", ck_file));
+    pos.epoch = std::stoll(meta(*ck, "epoch", ck_file));
+    pos.batch = std::stoll(meta(*ck, "batch", ck_file));
+    pos.step = std::stoll(meta(*ck, "step", ck_file));
+    pos.loss_sum = std::stod(meta(*ck, "loss_sum", ck_file));
+    pos.correct = std::stod(meta(*ck, "correct", ck_file));
+    pos.seen = std::stod(meta(*ck, "seen", ck_file));
+    pos.train_seconds = std::stod(meta(*ck, "train_seconds", ck_file));
+    pos.elapsed = std::stod(meta(*ck, "elapsed", ck_file));
+    pos.history = parse_metrics_jsonl(meta(*ck, "history", ck_file));
+    for (const char* fixed : {"optimizer", "scheduler", "batch-size", "lr", "seed", "epochs",
+                              "train-samples", "test-samples"}) {
+      if (args.has(fixed)) {
+        throw UsageError{std::string("--") + fixed +
+                         " cannot change when resuming: the run continues with the settings "
+                         "saved in its checkpoint"};
+      }
+    }
+  } else {
+    c.model = choice(args, "model", c.model, {"cnn", "mlp"});
+    c.optimizer = choice(args, "optimizer", c.optimizer, {"sgd", "adamw"});
+    c.scheduler = choice(args, "scheduler", c.scheduler, {"onecycle", "cosine", "step", "none"});
+    c.epochs = positive(args, "epochs", c.epochs);
+    c.batch_size = positive(args, "batch-size", c.batch_size);
+    c.lr = args.get_double("lr", c.optimizer == "adamw" ? 2e-3 : c.lr);
+    if (!(c.lr > 0)) throw UsageError{"--lr must be positive"};
+    c.weight_decay = c.optimizer == "adamw" ? 1e-2 : c.weight_decay;
+    c.seed = static_cast<uint64_t>(positive(args, "seed", 0, 0));
+    c.train_samples = positive(args, "train-samples", 0, 0);
+    c.test_samples = positive(args, "test-samples", 0, 0);
+    if (fs::exists(ck_file)) {
+      throw Error("[train] " + dir.string() +
+                  " already holds a checkpoint: pass --resume to continue that run, or choose "
+                  "another --checkpoint-dir (nothing was overwritten)");
+    }
+  }
+
+  auto train_set = load_split(root, true, c.train_samples);
+  auto test_set = load_split(root, false, c.test_samples);
+  const bool pin = device.is_cuda();
+  data::DataLoader train_loader(data::DatasetPtr(train_set), data::DataLoaderOptions()
+                                                                  .batch_size(c.batch_size)
+                                                                  .shuffle(true)
+                                                                  .seed(c.seed)
+                                                                  .num_workers(static_cast<int>(workers))
+                                                                  .persistent_workers(workers > 0)
+                                                                  .pin_memory(pin));
+  data::DataLoader test_loader(data::DatasetPtr(test_set),
+                               data::DataLoaderOptions().batch_size(500).pin_memory(pin));
+  const int64_t batches = train_loader.size();
+  if (batches == 0) throw Error("[train] the training set is empty");
+
+  manual_seed(c.seed);
+  nn::Sequential model = make_model(c.model);
+  model->to(device);
+  auto opt = make_optimizer(c, model->parameters());
+  auto sched = make_scheduler(c, *opt, batches);
+  const bool per_batch_sched = c.scheduler == "onecycle" || c.scheduler == "cosine";
+  if (ck) {
+    model->load_state_dict(ck->get("model."));
+    opt->load_state_dict(ck->get("optimizer."));
+    if (sched) sched->load_state_dict(ck->get("scheduler."));
+    io::restore_rng_state(ck->get("rng."));
+  }
+  fs::create_directories(dir);
+
+  std::ostream& out = std::cout;
+  out << "ember train: " << c.model << " on Fashion-MNIST (" << train_set->size() << " train, "
+      << test_set->size() << " test) on " << device.str();
+  if (device.is_cuda()) out << " (" << cuda::get_device_name(device.index()) << ")";
+  if (device.is_cpu()) out << " (" << get_num_threads() << " threads)";
+  out << "\n  " << c.optimizer << " lr " << c.lr << ", " << c.scheduler << " schedule, batch "
+      << c.batch_size << ", " << c.epochs << " epochs, seed " << c.seed << ", checkpoints in "
+      << dir.string() << "\n";
+  if (resume) {
+    out << "  resuming after epoch " << pos.epoch << (pos.batch ? ", batch " + std::to_string(pos.batch) : "")
+        << "\n";
+  }
+  out.flush();
+
+  InterruptGuard interrupt_guard;
+  const auto run_start = Clock::now();
+  const double elapsed_before = pos.elapsed;
+  auto elapsed = [&] {
+    return elapsed_before + std::chrono::duration<double>(Clock::now() - run_start).count();
+  };
+  if (device.is_cuda()) cuda::reset_peak_memory_stats(device.index());
+
+  for (int64_t epoch = pos.epoch; epoch < c.epochs; ++epoch) {
+    train_loader.set_epoch(epoch);
+    Progress progress(out, terminal, epoch + 1, c.epochs, batches);
+    Tensor loss_sum = full({}, pos.loss_sum, TensorOptions(kFloat64).device(device));
+    Tensor correct = full({}, pos.correct, TensorOptions(kFloat64).device(device));
+    double seen = pos.seen;
+    int64_t done = 0;
+    auto epoch_start = Clock::now();
+    const double seconds_before = pos.train_seconds;
+    for (auto& batch : train_loader) {
+      if (done < pos.batch) {  // resuming inside an epoch: these batches were trained on
+        ++done;
+        continue;
+      }
+      Tensor x = batch.data.to(device, true), y = batch.target.to(device, true);
+      Tensor logits = model->forward(x);
+      Tensor loss = F::cross_entropy(logits, y);
+      opt->zero_grad();
+      loss.backward();
+      opt->step();
+      if (sched && per_batch_sched) sched->step();
+      ++pos.step;
+      ++done;
+      {
+        NoGradGuard no_grad;
+        loss_sum += loss.detach().to(kFloat64) * static_cast<double>(y.size(0));
+        correct += logits.argmax(1).eq(y).sum().to(kFloat64);
+      }
+      seen += static_cast<double>(y.size(0));
+      if (done % 10 == 0 || done == batches || g_interrupted) {
+        const double secs =
+            seconds_before + std::chrono::duration<double>(Clock::now() - epoch_start).count();
+        const double trained = seen;
+        const double rate = secs > 0 ? trained / secs : 0;
+        const double left = static_cast<double>((c.epochs - epoch) * batches - done) *
+                            static_cast<double>(c.batch_size);
+        progress.update(done, loss_sum.item<double>() / seen, rate, rate > 0 ? left / rate : -1);
+      }
+      if (g_interrupted) {
+        progress.finish();
+        pos.batch = done;
+        pos.loss_sum = loss_sum.item<double>();
+        pos.correct = correct.item<double>();
+        pos.seen = seen;
+        pos.train_seconds =
+            seconds_before + std::chrono::duration<double>(Clock::now() - epoch_start).count();
+        pos.elapsed = elapsed();
+        save(dir, c, pos, *model, *opt, sched.get());
+        out << "interrupted: saved " << ck_file.string() << " (epoch " << epoch + 1 << ", batch "
+            << done << "/" << batches << "); continue with: ember train --resume --checkpoint-dir "
+            << dir.string() << "\n";
+        return 130;  // as a shell reports a SIGINT
+      }
+    }
+    progress.finish();
+    const double train_secs =
+        seconds_before + std::chrono::duration<double>(Clock::now() - epoch_start).count();
+    if (sched && !per_batch_sched) sched->step();
+    EpochMetrics m;
+    m.epoch = epoch + 1;
+    m.step = pos.step;
+    m.train_loss = loss_sum.item<double>() / seen;
+    m.train_accuracy = correct.item<double>() / seen;
+    const Eval ev = evaluate(model, test_loader, device);
+    m.test_loss = ev.loss;
+    m.test_accuracy = ev.accuracy;
+    m.lr = current_lr(*opt);
+    m.samples_per_s = train_secs > 0 ? seen / train_secs : 0;
+    m.elapsed_s = elapsed();
+    pos.history.push_back(m);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "epoch %lld/%lld  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  "
+                  "%.0f samples/s  %s",
+                  static_cast<long long>(m.epoch), static_cast<long long>(c.epochs), m.train_loss,
+                  100 * m.train_accuracy, m.test_loss, 100 * m.test_accuracy, m.samples_per_s,
+                  format_duration(m.elapsed_s).c_str());
+    out << line << "\n";
+    out.flush();
+    pos.epoch = epoch + 1;
+    pos.batch = 0;
+    pos.loss_sum = pos.correct = pos.seen = pos.train_seconds = 0;
+    pos.elapsed = m.elapsed_s;
+    save(dir, c, pos, *model, *opt, sched.get());
+    write_file(dir, "metrics.csv", metrics_csv(pos.history));
+    write_file(dir, "metrics.jsonl", metrics_jsonl(pos.history));
+    write_file(dir, "chart.svg",
+               metrics_svg(pos.history, "ember train: " + c.model + " on Fashion-MNIST"));
+  }
+  // Reached only when every epoch is done (also when resuming a finished run).
+  io::save_safetensors((dir / "model.safetensors").string(), model->state_dict(),
+                       {{"model", c.model}, {"format", "pt"}});
+  if (pos.history.empty()) return kExitOk;
+  const EpochMetrics& last = pos.history.back();
+  double total_samples = 0, total_secs = 0;
+  for (const EpochMetrics& m : pos.history) {
+    const double n = static_cast<double>(train_set->size());
+    total_samples += n;
+    total_secs += m.samples_per_s > 0 ? n / m.samples_per_s : 0;
+  }
+  const size_t peak = device.is_cuda() ? cuda::max_memory_allocated(device.index())
+                                       : peak_host_bytes();
+  out << "\ndone: test accuracy " << (100 * last.test_accuracy) << "% after " << last.epoch
+      << " epochs, " << format_duration(last.elapsed_s) << " wall time, "
+      << static_cast<int64_t>(total_secs > 0 ? total_samples / total_secs : 0)
+      << " samples/s, peak " << (device.is_cuda() ? "device memory " : "resident memory ")
+      << mib(peak) << "\n";
+  out << "  " << (dir / "metrics.csv").string() << ", " << (dir / "metrics.jsonl").string()
+      << ", " << (dir / "chart.svg").string() << ", " << (dir / "model.safetensors").string()
+      << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Command train_command() {
+  Command c;
+  c.name = "train";
+  c.summary = "train a model on Fashion-MNIST on the best device present";
+  c.description =
+      "Trains a small CNN (or an MLP) on Fashion-MNIST on the best device present (the first\n"
+      "GPU when there is one), showing a progress line, the test accuracy after every epoch and\n"
+      "a summary at the end. Writes metrics.csv, metrics.jsonl, chart.svg and a checkpoint every\n"
+      "epoch into the checkpoint directory; --resume continues from the last checkpoint to the\n"
+      "same result as an uninterrupted run. Ctrl-C saves a checkpoint and stops.";
+  c.flags = {
+      {"model", "NAME", "cnn (two conv+pool blocks, batch norm, dropout, two linear) or mlp", "cnn"},
+      {"device", "DEV", "auto, cpu, cuda or cuda:N", "auto"},
+      {"epochs", "N", "passes over the training set", "8"},
+      {"batch-size", "N", "samples per step", "64"},
+      {"lr", "X", "(peak) learning rate", "0.05 for sgd, 0.002 for adamw"},
+      {"optimizer", "NAME", "sgd (Nesterov momentum 0.9) or adamw", "sgd"},
+      {"scheduler", "NAME", "onecycle, cosine, step or none", "onecycle"},
+      {"workers", "N", "DataLoader worker threads (0: load in the training thread)", "1"},
+      {"threads", "N", "CPU threads for the ops", "all cores"},
+      {"seed", "N", "seed of the weights, the shuffling and dropout", "0"},
+      {"checkpoint-dir", "DIR", "where checkpoints, metrics and the chart go",
+       "runs/fashion-mnist"},
+      {"resume", "", "continue the run saved in --checkpoint-dir", ""},
+      {"data", "DIR", "directory with the Fashion-MNIST IDX files",
+       data::FashionMNIST::kDefaultRoot},
+      {"train-samples", "N", "train on the first N samples only (0: all)", "0"},
+      {"test-samples", "N", "test on the first N samples only (0: all)", "0"},
+  };
+  c.run = run_train;
+  return c;
+}
+
+}  // namespace ember::cli
