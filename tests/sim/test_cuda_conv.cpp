@@ -14,8 +14,9 @@ const Device kDev("cuda:0");
 // conv -> relu -> max_pool -> conv -> adaptive_avg_pool -> sum, with every gradient.
 TensorList forward_backward(const Tensor& x0, const Tensor& w10, const Tensor& b10,
                             const Tensor& w20, Device dev) {
-  Tensor x = x0.to(dev).requires_grad_(true), w1 = w10.to(dev).requires_grad_(true);
-  Tensor b1 = b10.to(dev).requires_grad_(true), w2 = w20.to(dev).requires_grad_(true);
+  // Fresh leaves on dev (to(kCPU) alone would hand back the caller's tensors).
+  auto leaf = [dev](const Tensor& t) { return t.detach().to(dev).requires_grad_(true); };
+  Tensor x = leaf(x0), w1 = leaf(w10), b1 = leaf(b10), w2 = leaf(w20);
   Tensor h = F::max_pool2d(relu(F::conv2d(x, w1, b1, 1, 1)), 2);
   Tensor y = F::adaptive_avg_pool2d(F::conv2d(h, w2, {}, 2, "valid", 1, 2), {2, 2});
   Tensor loss = (y * y).sum();
