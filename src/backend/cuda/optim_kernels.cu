@@ -51,7 +51,9 @@ __device__ inline void update_pack(const F& f, T* const (&ptr)[kOptimSlots], int
   for (int k = 2; k < kOptimSlots; ++k) {
     if (mask & (1 << (k - 2))) r[k] = *reinterpret_cast<const Pack<T>*>(ptr[k] + j);
   }
+#if defined(__CUDA_ARCH__)
 #pragma unroll
+#endif
   for (int e = 0; e < kVec; ++e) {
     C p = cast<C>(r[0].v[e]);
     C a = (mask & 1) ? cast<C>(r[2].v[e]) : C(0);
