@@ -11,7 +11,7 @@
 #   --workloads W    comma-separated subset of: add_small add_small_grad add_large memcpy
 #                    sgemm512 sgemm1024 sgemm2048 fma_peak mlp cnn transformer (default: all)
 #   --min-time S     seconds of timed repetitions per run, at least (default 1)
-#   --quick          2 rounds, --min-time 0.3: a check that everything runs (~3 min)
+#   --quick          2 rounds, --min-time 0.3: a check that everything runs (a few minutes)
 #   --no-build       use the programs already built
 #   --build-dir DIR  the build tree (default build-compare/ in the repository)
 #   --out FILE       keep the raw results, one JSON line per run (default DIR/results.jsonl)
