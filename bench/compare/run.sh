@@ -4,7 +4,7 @@
 # programs (A B, then B A, ...) round after round, and prints a Markdown table of the medians.
 #
 #   bench/compare/run.sh [--rounds N] [--threads "1 2"] [--workloads a,b,...] [--min-time S]
-#                        [--quick] [--no-build] [--build-dir DIR] [--out FILE]
+#                        [--quick] [--no-build] [--build-dir DIR] [--out FILE] [--report-only]
 #
 #   --rounds N       timed rounds per workload and thread count (default 5)
 #   --threads LIST   thread counts (default "1 2")
@@ -15,6 +15,7 @@
 #   --no-build       use the programs already built
 #   --build-dir DIR  the build tree (default build-compare/ in the repository)
 #   --out FILE       keep the raw results, one JSON line per run (default DIR/results.jsonl)
+#   --report-only    no build and no runs: print the table of the results already in FILE
 #
 # Leaves OPENBLAS_CORETYPE as the environment sets it, and reports the OpenBLAS core in use.
 # "ember vs libtorch" is stated so that > 1 means ember is better (faster, or smaller).
@@ -36,6 +37,7 @@ threads_list="1 2"
 workloads=("${ALL_WORKLOADS[@]}")
 min_time=1
 build=1
+runs=1
 build_dir=$ROOT/build-compare
 out=""
 while (($#)); do
@@ -46,6 +48,7 @@ while (($#)); do
     --min-time) min_time=${2:?}; shift ;;
     --quick) rounds=2; min_time=0.3 ;;
     --no-build) build=0 ;;
+    --report-only) build=0; runs=0 ;;
     --build-dir) build_dir=${2:?}; shift ;;
     --out) out=${2:?}; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -99,29 +102,45 @@ run_one() {  # PROGRAM WORKLOAD THREADS: appends the program's JSON line to $out
   echo "$line" >>"$out"
 }
 
-mkdir -p "$(dirname "$out")"
-: >"$out"
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-start=$SECONDS
-log "warm-up: both programs once (libraries into the page cache)"
-"$EMBER_BIN" info 1 >/dev/null
-"$TORCH_BIN" info 1 >/dev/null
-for ((r = 1; r <= rounds; ++r)); do
-  log "round $r/$rounds (load average $(cut -d' ' -f1 /proc/loadavg))"
-  for t in $threads_list; do
-    for w in "${workloads[@]}"; do
-      if ((r % 2)); then
-        run_one "$EMBER_BIN" "$w" "$t"
-        run_one "$TORCH_BIN" "$w" "$t"
-      else
-        run_one "$TORCH_BIN" "$w" "$t"
-        run_one "$EMBER_BIN" "$w" "$t"
-      fi
+if ((runs)); then
+  mkdir -p "$(dirname "$out")"
+  : >"$out"
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  start=$SECONDS
+  log "warm-up: both programs once (libraries into the page cache)"
+  "$EMBER_BIN" info 1 >/dev/null
+  "$TORCH_BIN" info 1 >/dev/null
+  for ((r = 1; r <= rounds; ++r)); do
+    log "round $r/$rounds (load average $(cut -d' ' -f1 /proc/loadavg))"
+    for t in $threads_list; do
+      for w in "${workloads[@]}"; do
+        if ((r % 2)); then
+          run_one "$EMBER_BIN" "$w" "$t"
+          run_one "$TORCH_BIN" "$w" "$t"
+        else
+          run_one "$TORCH_BIN" "$w" "$t"
+          run_one "$EMBER_BIN" "$w" "$t"
+        fi
+      done
     done
   done
-done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-elapsed=$((SECONDS - start))
+  load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+  elapsed=$((SECONDS - start))
+  # What the report needs besides the runs, so that --report-only can print it again.
+  printf '{"framework":"meta","load_before":"%s","load_after":"%s","rounds":%d,"elapsed_s":%d,"threads":"%s","workloads":"%s"}\n' \
+    "$load_before" "$load_after" "$rounds" "$elapsed" "$threads_list" \
+    "$(IFS=,; echo "${workloads[*]}")" >>"$out"
+else
+  [[ -f $out ]] || die "no results in $out"
+  meta=$(grep -F '"framework":"meta"' "$out" | tail -n 1)
+  [[ -n $meta ]] || die "$out has no meta line (an interrupted run?)"
+  load_before=$(sed -n 's/.*"load_before":"\([^"]*\)".*/\1/p' <<<"$meta")
+  load_after=$(sed -n 's/.*"load_after":"\([^"]*\)".*/\1/p' <<<"$meta")
+  rounds=$(sed -n 's/.*"rounds":\([0-9]*\).*/\1/p' <<<"$meta")
+  elapsed=$(sed -n 's/.*"elapsed_s":\([0-9]*\).*/\1/p' <<<"$meta")
+  threads_list=$(sed -n 's/.*"threads":"\([^"]*\)".*/\1/p' <<<"$meta")
+  IFS=, read -r -a workloads <<<"$(sed -n 's/.*"workloads":"\([^"]*\)".*/\1/p' <<<"$meta")"
+fi
 
 # ---- the report ----------------------------------------------------------------------------------
 
@@ -179,7 +198,7 @@ dnnl_isa=$(DNNL_VERBOSE=1 "$TORCH_BIN" cnn 1 --min-reps 1 --warmup 0 --min-time 
   sed -n 's/^onednn_verbose,info,cpu,isa://p' | head -n 1)
 lib_ember=$(find "$build_dir/ember" -maxdepth 1 -name 'libember.*' -type f | head -n 1)
 # The libraries torch_work really loads.
-torch_libs=($(ldd "$TORCH_BIN" | awk '$1 ~ /^lib(torch_cpu|c10)\.so/ { print $3 }'))
+mapfile -t torch_libs < <(ldd "$TORCH_BIN" | awk '$1 ~ /^lib(torch_cpu|c10)\.so/ { print $3 }')
 size_mib() { stat -L -c %s "$@" | awk '{ s += $1 } END { printf "%.1f\n", s / 1048576 }'; }
 
 echo
@@ -277,9 +296,14 @@ if [[ " $threads_list " == *" 1 "* ]]; then
   has add_small_grad && row "add, 8 elements, requires_grad" 1 "CPU ns/op" \
     "$(med ember add_small_grad 1 cpu_ns_per_op)" "$(med libtorch add_small_grad 1 cpu_ns_per_op)" \
     lower ">= 2x" 2
+  peak1=$( (med ember fma_peak 1 gflops; med libtorch fma_peak 1 gflops) | grep -v nan | median)
   for n in 512 1024 2048; do
-    has "sgemm$n" && row "sgemm $n" 1 "CPU ms" "$(med ember "sgemm$n" 1 cpu_ms)" \
-      "$(med libtorch "sgemm$n" 1 cpu_ms)" lower ">= 1x" 1
+    has "sgemm$n" || continue
+    e=$(med ember "sgemm$n" 1 cpu_ms)
+    row "sgemm $n" 1 "CPU ms" "$e" "$(med libtorch "sgemm$n" 1 cpu_ms)" lower ">= 1x" 1
+    has fma_peak && row_ref "sgemm $n: ember vs FMA peak" 1 "GFLOP/s of CPU time" \
+      "$(awk -v n="$n" -v ms="$e" 'BEGIN { print (ms == "nan") ? "nan" : 2 * n * n * n / (ms * 1e6) }')" \
+      "$peak1" ">= 0.85 of peak" 0.85
   done
   has mlp && row "MLP step" 1 "CPU ms/step" "$(med ember mlp 1 cpu_ms_per_step)" \
     "$(med libtorch mlp 1 cpu_ms_per_step)" lower ">= 1.3x" 1.3
