@@ -65,7 +65,7 @@ done
 # ---- set up and build ----------------------------------------------------------------------------
 
 if ((build)); then
-  "$ROOT/scripts/install-deps.sh" libtorch-dev
+  "$ROOT/scripts/install-deps.sh" libtorch-dev >&2
   source "$ROOT/scripts/common.sh"
   ember_check_ccache compare
   jobs=${EMBER_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -207,7 +207,7 @@ echo
 echo "- machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), $(uname -r)"
 echo "- load average (1/5/15 min): $load_before before, $load_after after; $rounds rounds in ${elapsed} s"
 echo "- ember $(field "$einfo" version) (CPU backend, Release, $(basename "$lib_ember") $(size_mib "$lib_ember") MiB);" \
-  "libtorch $(field "$tinfo" version) (Debian libtorch-dev; libtorch_cpu.so + libc10.so" \
+  "libtorch $(field "$tinfo" version) (Debian libtorch-dev $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?'); libtorch_cpu.so + libc10.so" \
   "$(size_mib "${torch_libs[@]}") MiB)"
 echo "- OpenBLAS: $(field "$einfo" openblas_config); core $(field "$einfo" openblas_core)" \
   "(OPENBLAS_CORETYPE=$(field "$einfo" openblas_coretype_env)); libtorch sees core $(field "$tinfo" openblas_core)"
