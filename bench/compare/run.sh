@@ -4,7 +4,8 @@
 # programs (A B, then B A, ...) round after round, and prints a Markdown table of the medians.
 #
 #   bench/compare/run.sh [--rounds N] [--threads "1 2"] [--workloads a,b,...] [--min-time S]
-#                        [--quick] [--no-build] [--build-dir DIR] [--out FILE] [--report-only]
+#                        [--quick] [--omp-passive] [--no-build] [--build-dir DIR] [--out FILE]
+#                        [--report-only]
 #
 #   --rounds N       timed rounds per workload and thread count (default 5)
 #   --threads LIST   thread counts (default "1 2")
@@ -12,6 +13,8 @@
 #                    sgemm512 sgemm1024 sgemm2048 fma_peak mlp cnn transformer (default: all)
 #   --min-time S     seconds of timed repetitions per run, at least (default 1)
 #   --quick          2 rounds, --min-time 0.3: a check that everything runs (a few minutes)
+#   --omp-passive    run libtorch with OMP_WAIT_POLICY=PASSIVE: its OpenMP workers sleep instead
+#                    of spinning between parallel regions (matters on a loaded machine)
 #   --no-build       use the programs already built
 #   --build-dir DIR  the build tree (default build-compare/ in the repository)
 #   --out FILE       keep the raw results, one JSON line per run (default DIR/results.jsonl)
@@ -38,6 +41,7 @@ workloads=("${ALL_WORKLOADS[@]}")
 min_time=1
 build=1
 runs=1
+omp_policy=default
 build_dir=$ROOT/build-compare
 out=""
 while (($#)); do
@@ -47,6 +51,7 @@ while (($#)); do
     --workloads) IFS=, read -r -a workloads <<<"${2:?}"; shift ;;
     --min-time) min_time=${2:?}; shift ;;
     --quick) rounds=2; min_time=0.3 ;;
+    --omp-passive) omp_policy=PASSIVE ;;
     --no-build) build=0 ;;
     --report-only) build=0; runs=0 ;;
     --build-dir) build_dir=${2:?}; shift ;;
@@ -94,8 +99,10 @@ extra_args() {
 
 run_one() {  # PROGRAM WORKLOAD THREADS: appends the program's JSON line to $out
   local line
+  local env=()
+  [[ $1 == "$TORCH_BIN" && $omp_policy == PASSIVE ]] && env=(OMP_WAIT_POLICY=PASSIVE)
   # shellcheck disable=SC2046
-  if ! line=$("$1" "$2" "$3" $(extra_args "$2")); then
+  if ! line=$(env "${env[@]}" "$1" "$2" "$3" $(extra_args "$2")); then
     log "$(basename "$1") $2 $3 failed"
     return 0
   fi
@@ -127,9 +134,9 @@ if ((runs)); then
   load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   elapsed=$((SECONDS - start))
   # What the report needs besides the runs, so that --report-only can print it again.
-  printf '{"framework":"meta","load_before":"%s","load_after":"%s","rounds":%d,"elapsed_s":%d,"threads":"%s","workloads":"%s"}\n' \
+  printf '{"framework":"meta","load_before":"%s","load_after":"%s","rounds":%d,"elapsed_s":%d,"threads":"%s","workloads":"%s","omp_policy":"%s"}\n' \
     "$load_before" "$load_after" "$rounds" "$elapsed" "$threads_list" \
-    "$(IFS=,; echo "${workloads[*]}")" >>"$out"
+    "$(IFS=,; echo "${workloads[*]}")" "$omp_policy" >>"$out"
 else
   [[ -f $out ]] || die "no results in $out"
   meta=$(grep -F '"framework":"meta"' "$out" | tail -n 1)
@@ -140,6 +147,8 @@ else
   elapsed=$(sed -n 's/.*"elapsed_s":\([0-9]*\).*/\1/p' <<<"$meta")
   threads_list=$(sed -n 's/.*"threads":"\([^"]*\)".*/\1/p' <<<"$meta")
   IFS=, read -r -a workloads <<<"$(sed -n 's/.*"workloads":"\([^"]*\)".*/\1/p' <<<"$meta")"
+  omp_policy=$(sed -n 's/.*"omp_policy":"\([^"]*\)".*/\1/p' <<<"$meta")
+  omp_policy=${omp_policy:-default}
 fi
 
 # ---- the report ----------------------------------------------------------------------------------
@@ -153,8 +162,8 @@ median() {  # of the numbers on stdin; "nan" when there are none
     if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 
-values() {  # FRAMEWORK WORKLOAD THREADS KEY: every run's value, one a line
-  grep -F "\"framework\":\"$1\",\"workload\":\"$2\",\"threads\":$3," "$out" |
+values() {  # FRAMEWORK WORKLOAD THREADS KEY: every run's value, one a line (none: no line)
+  { grep -F "\"framework\":\"$1\",\"workload\":\"$2\",\"threads\":$3," "$out" || true; } |
     sed -n "s/.*\"$4\":\\([^,}]*\\).*/\\1/p"
 }
 
@@ -212,7 +221,7 @@ echo "- ember $(field "$einfo" version) (CPU backend, Release, $(basename "$lib_
 echo "- OpenBLAS: $(field "$einfo" openblas_config); core $(field "$einfo" openblas_core)" \
   "(OPENBLAS_CORETYPE=$(field "$einfo" openblas_coretype_env)); libtorch sees core $(field "$tinfo" openblas_core)"
 echo "- libtorch: ATen CPU capability$(field "$tinfo" cpu_capability), oneDNN$(field "$tinfo" mkldnn) ISA: ${dnnl_isa:-not reported}," \
-  "OpenMP threads; intra-op threads = OpenBLAS threads = the run's count, 1 inter-op thread"
+  "OpenMP threads (OMP_WAIT_POLICY $omp_policy); intra-op threads = OpenBLAS threads = the run's count, 1 inter-op thread"
 echo "- figures: median over the rounds of each run's median repetition; 'cpu util' in the raw" \
   "results ($out) shows how many cores each run really had"
 echo
