@@ -13,7 +13,6 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,13 +40,13 @@ inline const char* kWorkloads[] = {
     "add_small_grad",  // the same with requires_grad on one input (records the graph)
     "add_large",       // 16M float32 + 16M float32 into a preallocated output: GB/s (3 x 64 MiB)
     "memcpy",          // memcpy of 64 MiB split over the threads: GB/s (2 x 64 MiB)
-    "sgemm512",
-    "sgemm1024",
-    "sgemm2048",    // square float32 matmul: GFLOP/s
-    "fma_peak",     // AVX-512 FMA loop on every thread: GFLOP/s
-    "mlp",          // MLP 784-512-512-10 training step, batch 128
-    "cnn",          // 2-conv CNN on 1x28x28 training step, batch 64
-    "transformer",  // TransformerEncoderLayer(256, 4) training step, (128, 16, 256)
+    "sgemm512",        // square float32 matmul: GFLOP/s
+    "sgemm1024",       // the same, 1024
+    "sgemm2048",       // the same, 2048
+    "fma_peak",        // AVX-512 FMA loop on every thread: GFLOP/s
+    "mlp",             // MLP 784-512-512-10 training step, batch 128
+    "cnn",             // 2-conv CNN on 1x28x28 training step, batch 64
+    "transformer",     // TransformerEncoderLayer(256, 4) training step, (128, 16, 256)
 };
 
 inline void usage(const char* prog) {
