@@ -3,6 +3,7 @@
 # Safe to run again and again: when everything is present it touches nothing and needs no network.
 #
 #   scripts/install-deps.sh          install what is missing (as root, or through sudo)
+#   scripts/install-deps.sh PKG...   the same, with more packages (bench/compare/run.sh: libtorch-dev)
 #   EMBER_SKIP_DEPS=1 scripts/...    skip this step (packages provided some other way)
 set -euo pipefail
 
@@ -19,6 +20,7 @@ PACKAGES=(
   dataset-fashion-mnist  # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist
   pkg-config
 )
+PACKAGES+=("$@")
 
 log() { echo "[install-deps] $*"; }
 die() { echo "[install-deps] error: $*" >&2; exit 1; }
