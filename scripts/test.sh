@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a machine, builds ember in Release and runs the tests: the CPU suite, the SIMT emulator
 # suite (when the CUDA headers are present), the real-GPU suite (each test skipped without a GPU),
-# then the packaging check (find_package and add_subdirectory from a small consumer project).
+# the packaging check (find_package and add_subdirectory from a small consumer project), then
+# the sm_90 register/spill report of the CUDA kernels (when nvcc is present; no GPU needed;
+# scripts/kernel-resources.sh).
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
 #
@@ -58,6 +60,20 @@ fi
 # Real-GPU tests: each one is skipped, with the reason, where there is no GPU.
 run_label cuda -j2 --timeout 900 || status=1
 run_label package || status=1
+
+# Registers, shared memory and spills of every kernel for sm_90, from ptxas (no GPU needed); a
+# spilling kernel on the hot list fails. Only where the build compiles CUDA with nvcc.
+if grep -q 'nvcc' "$build_dir/build.ninja" 2>/dev/null; then
+  echo "[test] kernel resources (sm_90)"
+  report=$build_dir/kernel-resources.txt
+  if "$ROOT/scripts/kernel-resources.sh" --build-dir "$build_dir" >"$report"; then
+    tail -n 1 "$report"
+  else
+    tail -n 20 "$report"
+    echo "[test] kernel resources: FAILED (report in $report)"
+    status=1
+  fi
+fi
 
 if ((status != 0)); then
   echo "[test] FAILED"
