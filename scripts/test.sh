@@ -2,8 +2,10 @@
 # Sets up a machine, builds ember in Release and runs the tests: the CPU suite, the SIMT emulator
 # suite (when the CUDA headers are present), the real-GPU suite (each test skipped without a GPU),
 # the packaging check (find_package and add_subdirectory from a small consumer project), then
-# the sm_90 register/spill report of the CUDA kernels (when nvcc is present; no GPU needed;
-# scripts/kernel-resources.sh).
+# two checks that need no GPU: the sm_90 register/spill report of the CUDA kernels (when nvcc
+# is present; scripts/kernel-resources.sh) and the emulated-CUDA subset under ASan and UBSan
+# (scripts/test-sim-asan.sh --quick, in build-sim-asan/; skipped with --sanitize, which already
+# runs everything sanitized).
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
 #
@@ -73,6 +75,11 @@ if grep -q 'nvcc' "$build_dir/build.ninja" 2>/dev/null; then
     echo "[test] kernel resources: FAILED (report in $report)"
     status=1
   fi
+fi
+# The emulated CUDA kernels under AddressSanitizer: an out-of-bounds access in a kernel fails.
+if [[ -f $build_dir/simt/libember_simt.a && " ${build_args[*]} " != *" --sanitize "* ]]; then
+  echo "[test] emulated CUDA under ASan (subset)"
+  EMBER_SKIP_DEPS=1 "$ROOT/scripts/test-sim-asan.sh" --quick || status=1
 fi
 
 if ((status != 0)); then
