@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Sets up a machine, builds ember in Release and runs the tests: the CPU suite, the SIMT emulator
 # suite (when the CUDA headers are present), the real-GPU suite (each test skipped without a GPU),
-# then the packaging check (find_package and add_subdirectory from a small consumer project).
+# the packaging check (find_package and add_subdirectory from a small consumer project), then
+# two checks that need no GPU: the sm_90 register/spill report of the CUDA kernels (when nvcc
+# is present; scripts/kernel-resources.sh) and the emulated-CUDA subset under ASan and UBSan
+# (scripts/test-sim-asan.sh --quick, in build-sim-asan/; skipped with --sanitize, which already
+# runs everything sanitized).
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
 #
@@ -58,6 +62,25 @@ fi
 # Real-GPU tests: each one is skipped, with the reason, where there is no GPU.
 run_label cuda -j2 --timeout 900 || status=1
 run_label package || status=1
+
+# Registers, shared memory and spills of every kernel for sm_90, from ptxas (no GPU needed); a
+# spilling kernel on the hot list fails. Only where the build compiles CUDA with nvcc.
+if grep -q 'nvcc' "$build_dir/build.ninja" 2>/dev/null; then
+  echo "[test] kernel resources (sm_90)"
+  report=$build_dir/kernel-resources.txt
+  if "$ROOT/scripts/kernel-resources.sh" --build-dir "$build_dir" >"$report"; then
+    tail -n 1 "$report"
+  else
+    tail -n 20 "$report"
+    echo "[test] kernel resources: FAILED (report in $report)"
+    status=1
+  fi
+fi
+# The emulated CUDA kernels under AddressSanitizer: an out-of-bounds access in a kernel fails.
+if [[ -f $build_dir/simt/libember_simt.a && " ${build_args[*]} " != *" --sanitize "* ]]; then
+  echo "[test] emulated CUDA under ASan (subset)"
+  EMBER_SKIP_DEPS=1 "$ROOT/scripts/test-sim-asan.sh" --quick || status=1
+fi
 
 if ((status != 0)); then
   echo "[test] FAILED"

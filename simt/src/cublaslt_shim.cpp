@@ -3,7 +3,9 @@
 // cublasLt.h so every signature is checked. Arguments are validated as cuBLASLt does (dimensions,
 // leading dimensions, batch counts, type combinations); operand ranges are checked against the
 // emulated device allocations, where a GPU would fault. The product runs on the CPU with double
-// accumulation, as stream work, so it is ordered, deferred and captured like a kernel.
+// accumulation, as stream work, so it is ordered, deferred and captured like a kernel. Of the
+// epilogues, CUBLASLT_EPILOGUE_BIAS (a vector over the rows of D added to every column) is
+// emulated; any other is refused rather than silently skipped.
 // clang-format off
 // shim_state.h first: it brings in the emulator's CUDA qualifiers before any CUDA header.
 #include "shim_state.h"
@@ -35,6 +37,7 @@ constexpr std::uint64_t kAlgoMagic = 0x6F676C41744C7565ull;
 
 thread_local std::string t_message;
 std::atomic<std::uint64_t> g_matmuls{0};
+std::atomic<std::uint64_t> g_bias_matmuls{0};
 
 // The descriptors' state, kept inside the header's semi-opaque storage.
 struct Layout {
@@ -50,6 +53,9 @@ struct Desc {
   std::uint32_t magic;
   std::int32_t compute, scale, pointer_mode, transa, transb, transc;
   std::uint32_t epilogue;
+  std::int32_t bias_type;  // cudaDataType, or -1: D's type
+  const void* bias;
+  std::int64_t bias_stride;  // elements between the bias vectors of a strided batch
 };
 struct Pref {
   std::uint32_t magic;
@@ -151,6 +157,14 @@ std::uint64_t extent(const Layout& l) {
   return last * element_size(l.type);
 }
 
+// The largest power of two (<= 256) dividing the address.
+std::uint64_t alignment_of(const void* p) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  std::uint64_t a = 256;
+  while (a > 1 && addr % a != 0) a /= 2;
+  return a;
+}
+
 // [p, p + bytes) must lie in one device allocation of the current device.
 bool in_device_memory(const void* p, std::uint64_t bytes) {
   if (bytes == 0) return true;
@@ -170,7 +184,40 @@ struct Problem {
   std::int32_t transa, transb;
   std::int64_t m, n, k;
   bool tf32, scale64;
+  bool bias;                // CUBLASLT_EPILOGUE_BIAS
+  std::uint32_t bias_type;  // resolved: D's type
+  std::int64_t bias_stride;
 };
+
+const char* epilogue_name(std::uint32_t e) {
+  switch (e) {
+    case CUBLASLT_EPILOGUE_DEFAULT:
+      return "CUBLASLT_EPILOGUE_DEFAULT";
+    case CUBLASLT_EPILOGUE_RELU:
+      return "CUBLASLT_EPILOGUE_RELU";
+    case CUBLASLT_EPILOGUE_BIAS:
+      return "CUBLASLT_EPILOGUE_BIAS";
+    case CUBLASLT_EPILOGUE_RELU_BIAS:
+      return "CUBLASLT_EPILOGUE_RELU_BIAS";
+    case CUBLASLT_EPILOGUE_GELU:
+      return "CUBLASLT_EPILOGUE_GELU";
+    case CUBLASLT_EPILOGUE_GELU_BIAS:
+      return "CUBLASLT_EPILOGUE_GELU_BIAS";
+    case CUBLASLT_EPILOGUE_BGRADA:
+      return "CUBLASLT_EPILOGUE_BGRADA";
+    case CUBLASLT_EPILOGUE_BGRADB:
+      return "CUBLASLT_EPILOGUE_BGRADB";
+    default:
+      return "an epilogue";
+  }
+}
+
+// Bytes from the bias pointer to the end of the last bias vector the batch reads.
+std::uint64_t bias_extent(const Problem& p) {
+  if (p.m == 0) return 0;
+  const std::uint64_t last = static_cast<std::uint64_t>(p.d.batch - 1) * p.bias_stride + p.m;
+  return last * element_size(p.bias_type);
+}
 
 cublasStatus_t check_layout(const char* name, const Layout* l) {
   if (l == nullptr)
@@ -213,10 +260,14 @@ cublasStatus_t validate(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc_h,
   if (auto s = check_layout("Bdesc", b)) return s;
   if (auto s = check_layout("Cdesc", c)) return s;
   if (auto s = check_layout("Ddesc", d)) return s;
-  if (desc->pointer_mode != CUBLASLT_POINTER_MODE_HOST || desc->transc != CUBLAS_OP_N ||
-      desc->epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+  if (desc->pointer_mode != CUBLASLT_POINTER_MODE_HOST || desc->transc != CUBLAS_OP_N) {
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED, "only host pointer mode and TRANSC = N are emulated");
+  }
+  if (desc->epilogue != CUBLASLT_EPILOGUE_DEFAULT && desc->epilogue != CUBLASLT_EPILOGUE_BIAS) {
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
-                "only host pointer mode, TRANSC = N and the default epilogue are emulated");
+                std::string(epilogue_name(desc->epilogue)) + " (" + str(desc->epilogue) +
+                    ") is not emulated: only CUBLASLT_EPILOGUE_DEFAULT and "
+                    "CUBLASLT_EPILOGUE_BIAS are");
   }
   for (std::int32_t t : {desc->transa, desc->transb}) {
     if (t != CUBLAS_OP_N && t != CUBLAS_OP_T) {
@@ -247,9 +298,36 @@ cublasStatus_t validate(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc_h,
                     str(desc->scale) + " and data types A " + str(a->type) + ", B " + str(b->type) +
                     ", C " + str(c->type) + ", D " + str(d->type));
   }
-  p = {*a,           *b, *c, *d, desc->transa,
-       desc->transb, 0,  0,  0,  desc->compute == CUBLAS_COMPUTE_32F_FAST_TF32,
-       f64};
+  p = {*a,
+       *b,
+       *c,
+       *d,
+       desc->transa,
+       desc->transb,
+       0,
+       0,
+       0,
+       desc->compute == CUBLAS_COMPUTE_32F_FAST_TF32,
+       f64,
+       desc->epilogue == CUBLASLT_EPILOGUE_BIAS,
+       d->type,
+       desc->bias_stride};
+  if (p.bias) {
+    // The bias is one vector of D's type over D's rows (the emulated subset: float compute).
+    if (f64) {
+      return fail(CUBLAS_STATUS_NOT_SUPPORTED,
+                  "CUBLASLT_EPILOGUE_BIAS is emulated for CUBLAS_COMPUTE_32F* only");
+    }
+    if (desc->bias_type != -1 && static_cast<std::uint32_t>(desc->bias_type) != d->type) {
+      return fail(CUBLAS_STATUS_NOT_SUPPORTED, "CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE " +
+                                                   str(desc->bias_type) +
+                                                   " differs from D's type " + str(d->type));
+    }
+    if (desc->bias_stride < 0) {
+      return fail(CUBLAS_STATUS_INVALID_VALUE, "CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE " +
+                                                   str(desc->bias_stride) + " is negative");
+    }
+  }
   p.m = static_cast<std::int64_t>(d->rows);
   p.n = static_cast<std::int64_t>(d->cols);
   const std::int64_t am = static_cast<std::int64_t>(p.transa == CUBLAS_OP_N ? a->rows : a->cols);
@@ -276,8 +354,9 @@ cublasStatus_t validate(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc_h,
 }
 
 // D = alpha * op(A) op(B) + beta * C for every matrix of the batch (column-major).
+// With the bias epilogue, bias[batch * bias_stride + i] is added to row i of D.
 void run_matmul(const Problem& p, double alpha, double beta, const void* A, const void* B,
-                const void* C, void* D) {
+                const void* C, void* D, const void* bias) {
   const std::size_t ea = element_size(p.a.type), eb = element_size(p.b.type),
                     ec = element_size(p.c.type), ed = element_size(p.d.type);
   for (std::int32_t batch = 0; batch < p.d.batch; ++batch) {
@@ -303,6 +382,9 @@ void run_matmul(const Problem& p, double alpha, double beta, const void* A, cons
             f += static_cast<float>(beta) *
                  static_cast<float>(load(c, i + j * p.c.ld, p.c.type, false));
           }
+          // The bias epilogue: element i of the batch's vector joins every column, in float.
+          if (p.bias)
+            f += static_cast<float>(load(bias, batch * p.bias_stride + i, p.bias_type, false));
           v = f;
         }
         store(d, i + j * p.d.ld, p.d.type, v);
@@ -310,12 +392,14 @@ void run_matmul(const Problem& p, double alpha, double beta, const void* A, cons
     }
   }
   g_matmuls.fetch_add(1, std::memory_order_relaxed);
+  if (p.bias) g_bias_matmuls.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
 
 std::string cublaslt_last_message() { return t_message; }
 std::uint64_t cublaslt_matmul_count() { return g_matmuls.load(); }
+std::uint64_t cublaslt_bias_epilogue_count() { return g_bias_matmuls.load(); }
 
 }  // namespace simt
 
@@ -476,7 +560,10 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComput
                CUBLAS_OP_N,
                CUBLAS_OP_N,
                CUBLAS_OP_N,
-               CUBLASLT_EPILOGUE_DEFAULT};
+               CUBLASLT_EPILOGUE_DEFAULT,
+               -1,
+               nullptr,
+               0};
   std::memcpy(o->data, &d, sizeof d);
   *desc = o;
   return ok();
@@ -519,6 +606,15 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
       break;
     case CUBLASLT_MATMUL_DESC_EPILOGUE:
       good = simt::take(d->epilogue, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+      good = simt::take(d->bias, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
+      good = simt::take(d->bias_type, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE:
+      good = simt::take(d->bias_stride, buf, size);
       break;
     default:
       return fail(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatmulDescSetAttribute: attribute " +
@@ -605,10 +701,13 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtM
   }
   simt::Problem p;
   if (auto s = simt::validate(handle, desc, a, b, c, d, p)) return s;
-  // One algorithm, which needs no workspace and relies on the alignments the preference states.
+  // One algorithm, which needs no workspace and relies on the alignments the preference states
+  // and, as cuBLASLt does, on the alignment of the bias pointer already in the descriptor.
   std::memset(&results[0], 0, sizeof results[0]);
   results[0].algo.data[0] = simt::kAlgoMagic;
   for (int i = 0; i < 4; ++i) results[0].algo.data[1 + i] = preference->alignment[i];
+  results[0].algo.data[5] =
+      p.bias ? simt::alignment_of(simt::state<simt::Desc>(desc, simt::kDescMagic)->bias) : 1;
   results[0].workspaceSize = 0;
   results[0].state = CUBLAS_STATUS_SUCCESS;
   results[0].wavesCount = 1.0f;
@@ -629,18 +728,34 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
   if (alpha == nullptr || beta == nullptr) {
     return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul: null alpha or beta");
   }
+  const void* bias = p.bias ? simt::state<simt::Desc>(desc, simt::kDescMagic)->bias : nullptr;
+  if (p.bias) {
+    if (bias == nullptr) {
+      return fail(
+          CUBLAS_STATUS_INVALID_VALUE,
+          "cublasLtMatmul: CUBLASLT_EPILOGUE_BIAS without CUBLASLT_MATMUL_DESC_BIAS_POINTER");
+    }
+    const std::size_t size = simt::element_size(p.bias_type);
+    if (reinterpret_cast<std::uintptr_t>(bias) % size != 0) {
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "cublasLtMatmul: the bias vector is not aligned to its " +
+                      simt::str(static_cast<std::int64_t>(size)) + "-byte elements");
+    }
+  }
   if (algo != nullptr) {
     if (algo->data[0] != simt::kAlgoMagic) {
       return fail(CUBLAS_STATUS_INVALID_VALUE,
                   "cublasLtMatmul: algo did not come from the heuristic");
     }
     // An algorithm chosen for aligned operands reads them with wide loads.
-    const void* ptrs[4] = {A, B, C, D};
-    for (int i = 0; i < 4; ++i) {
+    const void* ptrs[5] = {A, B, C, D, bias};
+    for (int i = 0; i < (p.bias ? 5 : 4); ++i) {
       const auto need = algo->data[1 + i];
       if (need > 1 && reinterpret_cast<std::uintptr_t>(ptrs[i]) % need != 0) {
-        return fail(CUBLAS_STATUS_INVALID_VALUE, std::string("cublasLtMatmul: matrix ") +
-                                                     "ABCD"[i] + " is not aligned to the " +
+        const std::string what =
+            i < 4 ? std::string("matrix ") + "ABCD"[i] : std::string("the bias vector");
+        return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul: " + what +
+                                                     " is not aligned to the " +
                                                      simt::str(static_cast<std::int64_t>(need)) +
                                                      " bytes the algorithm was chosen for");
       }
@@ -684,13 +799,19 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
                       " bytes from its base) is not inside one allocation of the current device");
     }
   }
+  if (p.bias && !simt::in_device_memory(bias, simt::bias_extent(p))) {
+    return fail(CUBLAS_STATUS_EXECUTION_FAILED,
+                "cublasLtMatmul: the bias vector (" +
+                    simt::str(static_cast<std::int64_t>(simt::bias_extent(p))) + " bytes for D's " +
+                    simt::str(p.m) + " rows) is not inside one allocation of the current device");
+  }
   if (workspace_size > 0 && !simt::in_device_memory(workspace, workspace_size)) {
     return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul: workspace is not device memory");
   }
   const cudaError_t e = simt::detail::submit(
       s,
-      [p, a_val, b_val, A, B, C, D] {
-        simt::run_matmul(p, a_val, b_val, A, B, C, D);
+      [p, a_val, b_val, A, B, C, D, bias] {
+        simt::run_matmul(p, a_val, b_val, A, B, C, D, bias);
         return cudaSuccess;
       },
       "cublasLtMatmul");

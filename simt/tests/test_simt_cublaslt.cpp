@@ -1,6 +1,7 @@
 // The emulated cuBLASLt: column-major products with transposes, leading dimensions, strided
-// batches, alpha/beta (C not read when beta is 0), TF32 rounding, 16-bit types, and the argument
-// checks a real cuBLASLt makes (leading dimension, shapes, batch counts, types, memory).
+// batches, alpha/beta (C not read when beta is 0), TF32 rounding, 16-bit types, the bias epilogue,
+// and the argument checks a real cuBLASLt makes (leading dimension, shapes, batch counts, types,
+// memory, epilogues it does not emulate).
 // clang-format off
 // test_util.h first: it brings in the emulator's CUDA qualifiers before any CUDA header.
 #include "test_util.h"
@@ -223,6 +224,150 @@ TEST_F(CublasLt, HeuristicReturnsAnAlgorithmTheMatmulAccepts) {
                            nullptr),
             CUBLAS_STATUS_INVALID_VALUE);
   cublasLtMatmulPreferenceDestroy(pref);
+}
+
+TEST_F(CublasLt, BiasEpilogueAddsOneVectorOverTheRowsOfD) {
+  // D (3 x 4) = alpha * A B + beta * C + bias, bias[i] on row i of every column, 2 batches whose
+  // bias vectors are 5 elements apart. m != n, so a bias over the columns would differ.
+  const int m = 3, n = 4, k = 2, batches = 2;
+  const int64_t sa = m * k, sb = k * n, sd = m * n, sbias = 5;
+  std::vector<float> ha = iota_values(sa * batches, 1.0f), hb = iota_values(sb * batches, 0.5f);
+  std::vector<float> hc = iota_values(sd * batches, 2.0f);
+  std::vector<float> hbias = {10, 20, 30, -1, -1, -40, -50, -60};
+  float *a = upload(ha), *b = upload(hb), *c = upload(hc), *bias = upload(hbias);
+  float* d = upload(std::vector<float>(sd * batches));
+  make_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F, CUBLAS_OP_N, CUBLAS_OP_N);
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const int32_t bias_type = CUDA_R_32F;
+  ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                              sizeof epilogue));
+  ASSERT_LT_OK(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                              sizeof bias_type));
+  ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &sbias,
+                                              sizeof sbias));
+  auto la = layout(CUDA_R_32F, m, k, m, batches, sa);
+  auto lb = layout(CUDA_R_32F, k, n, k, batches, sb);
+  auto ld = layout(CUDA_R_32F, m, n, m, batches, sd);
+  const float alpha = 2.0f, beta = 0.5f;
+  const uint64_t fused = simt::cublaslt_bias_epilogue_count();
+  ASSERT_LT_OK(cublasLtMatmul(handle, desc, &alpha, a, la, b, lb, &beta, c, ld, d, ld, nullptr,
+                              nullptr, 0, nullptr));
+  EXPECT_EQ(simt::cublaslt_bias_epilogue_count() - fused, 1u);
+  const std::vector<float> got = download(d, sd * batches);
+  for (int bt = 0; bt < batches; ++bt) {
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < m; ++i) {
+        double acc = 0;
+        for (int q = 0; q < k; ++q) acc += ha[bt * sa + i + q * m] * hb[bt * sb + q + j * k];
+        const size_t at = bt * sd + i + j * m;
+        EXPECT_NEAR(got[at], alpha * acc + beta * hc[at] + hbias[bt * sbias + i], 1e-4)
+            << bt << " " << i << " " << j;
+      }
+    }
+  }
+}
+
+TEST_F(CublasLt, HalfBiasIsAddedBeforeTheOneRounding) {
+  // 2047 * 1 + 2 * 1 = 2049 in float; + bias 1 = 2050, a half. Rounding the product to half first
+  // (2049 -> 2048, ties to even) and then adding the bias (2049 -> 2048) would give 2048.
+  __half* a = upload(std::vector<__half>{__float2half(2047.0f), __float2half(2.0f)});
+  __half* b = upload(std::vector<__half>{__float2half(1.0f), __float2half(1.0f)});
+  __half* bias = upload(std::vector<__half>{__float2half(1.0f)});
+  __half* d = upload(std::vector<__half>(1));
+  make_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F, CUBLAS_OP_N, CUBLAS_OP_N);
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                              sizeof epilogue));
+  ASSERT_LT_OK(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  auto la = layout(CUDA_R_16F, 1, 2, 1), lb = layout(CUDA_R_16F, 2, 1, 2),
+       ld = layout(CUDA_R_16F, 1, 1, 1);
+  const float one = 1.0f, zero = 0.0f;
+  ASSERT_LT_OK(cublasLtMatmul(handle, desc, &one, a, la, b, lb, &zero, d, ld, d, ld, nullptr,
+                              nullptr, 0, nullptr));
+  EXPECT_EQ(__half2float(download(d, 1)[0]), 2050.0f);
+}
+
+TEST_F(CublasLt, RejectsEpiloguesAndBiasesItCannotRun) {
+  float* buf = upload(std::vector<float>(64, 1.0f));
+  double* dbuf = upload(std::vector<double>(64, 1.0));
+  const float one = 1.0f, zero = 0.0f;
+  make_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F, CUBLAS_OP_N, CUBLAS_OP_N);
+  auto l = layout(CUDA_R_32F, 4, 4, 4);
+  auto run = [&](const void* d_ptr = nullptr) {
+    return cublasLtMatmul(handle, desc, &one, buf, l, buf, l, &zero, buf, l,
+                          d_ptr ? const_cast<void*>(d_ptr) : buf, l, nullptr, nullptr, 0, nullptr);
+  };
+  auto set_epilogue = [&](cublasLtEpilogue_t e) {
+    ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
+  };
+  // Epilogues that are not emulated are refused by name, never skipped.
+  for (cublasLtEpilogue_t e :
+       {CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_GELU_BIAS, CUBLASLT_EPILOGUE_BGRADB}) {
+    set_epilogue(e);
+    EXPECT_EQ(run(), CUBLAS_STATUS_NOT_SUPPORTED) << e;
+    EXPECT_NE(simt::cublaslt_last_message().find("is not emulated"), std::string::npos)
+        << simt::cublaslt_last_message();
+  }
+  set_epilogue(CUBLASLT_EPILOGUE_BGRADA);
+  EXPECT_EQ(run(), CUBLAS_STATUS_NOT_SUPPORTED);
+  EXPECT_NE(simt::cublaslt_last_message().find("CUBLASLT_EPILOGUE_BGRADA"), std::string::npos)
+      << simt::cublaslt_last_message();
+  // The bias epilogue needs its pointer.
+  set_epilogue(CUBLASLT_EPILOGUE_BIAS);
+  EXPECT_EQ(run(), CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_NE(simt::cublaslt_last_message().find("BIAS_POINTER"), std::string::npos);
+  // A bias vector shorter than D's rows runs past its allocation (a GPU would fault).
+  float* short_bias = upload(std::vector<float>(3, 0.0f));
+  ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &short_bias,
+                                              sizeof short_bias));
+  EXPECT_EQ(run(), CUBLAS_STATUS_EXECUTION_FAILED);
+  EXPECT_NE(simt::cublaslt_last_message().find("bias vector"), std::string::npos);
+  // A bias type other than D's; a wrongly sized attribute.
+  float* bias = upload(std::vector<float>(4, 0.0f));
+  ASSERT_LT_OK(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  ASSERT_LT_OK(run());
+  int32_t half_type = CUDA_R_16F;
+  ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &half_type,
+                                              sizeof half_type));
+  EXPECT_EQ(run(), CUBLAS_STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &half_type, 2),
+      CUBLAS_STATUS_INVALID_VALUE);
+  int32_t float_type = CUDA_R_32F;
+  ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                              &float_type, sizeof float_type));
+  // The heuristic relies on the bias pointer's alignment: a misaligned one later is refused.
+  cublasLtMatmulPreference_t pref;
+  ASSERT_LT_OK(cublasLtMatmulPreferenceCreate(&pref));
+  cublasLtMatmulHeuristicResult_t result;
+  int count = 0;
+  ASSERT_LT_OK(cublasLtMatmulAlgoGetHeuristic(handle, desc, l, l, l, l, pref, 1, &result, &count));
+  float* bias_buf = upload(std::vector<float>(8, 0.0f));
+  float* moved = bias_buf + 1;
+  ASSERT_LT_OK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &moved,
+                                              sizeof moved));
+  EXPECT_EQ(cublasLtMatmul(handle, desc, &one, buf, l, buf, l, &zero, buf, l, buf, l, &result.algo,
+                           nullptr, 0, nullptr),
+            CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_NE(simt::cublaslt_last_message().find("the bias vector is not aligned"), std::string::npos)
+      << simt::cublaslt_last_message();
+  cublasLtMatmulPreferenceDestroy(pref);
+  // Double compute has no emulated bias epilogue.
+  cublasLtMatmulDescDestroy(desc);
+  desc = nullptr;
+  make_desc(CUBLAS_COMPUTE_64F, CUDA_R_64F, CUBLAS_OP_N, CUBLAS_OP_N);
+  set_epilogue(CUBLASLT_EPILOGUE_BIAS);
+  ASSERT_LT_OK(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &dbuf, sizeof dbuf));
+  auto l64 = layout(CUDA_R_64F, 4, 4, 4);
+  const double one64 = 1.0, zero64 = 0.0;
+  EXPECT_EQ(cublasLtMatmul(handle, desc, &one64, dbuf, l64, dbuf, l64, &zero64, dbuf, l64, dbuf,
+                           l64, nullptr, nullptr, 0, nullptr),
+            CUBLAS_STATUS_NOT_SUPPORTED);
 }
 
 }  // namespace

@@ -122,6 +122,13 @@ class Backend {
                     double beta) {
     missing("matmul");
   }
+  // out (1, n, m) = alpha * a (1, n, k) @ b (1, k, m) + bias (m), the bias added to every row in
+  // the product's epilogue. Returns false, with out untouched, where the backend has no fused
+  // path for these operands (the caller then adds the bias itself).
+  virtual bool gemm_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                         double alpha) {
+    return false;
+  }
 
   // ---- convolution and pooling: contiguous (planes, H, W) images, floating dtypes ---------------
   // col (planes, kh*kw, out_h*out_w) = the input element under each tap of each window, 0 in the

@@ -128,15 +128,36 @@ int64_t leading_numel(const Tensor& t) {
 
 // ---- the one path to the backend ----------------------------------------------------------------
 
+// A bias that broadcasts to (*, m) by repeating one row of m values ((m), (1, m), ...): as that
+// row it can be fused into the product. Undefined otherwise.
+Tensor bias_row(const Tensor& bias, int64_t m) {
+  if (!bias.defined() || bias.dim() == 0 || bias.size(-1) != m || bias.numel() != m) return {};
+  return bias.reshape({m});
+}
+
+// out (n, m) = alpha * a (n, k) @ b (k, m) + row (m) added to every row, fused into the product
+// when the backend can; false (out untouched) otherwise.
+bool gemm_bias_2d(Device dev, const Tensor& out, const Tensor& a, const Tensor& b,
+                  const Tensor& row, double alpha) {
+  if (!row.defined()) return false;
+  return backend(dev).gemm_bias(out.view({1, out.size(0), out.size(1)}), a.unsqueeze(0),
+                                b.unsqueeze(0), row, alpha);
+}
+
 // out (n, m) = alpha * a (n, k) @ b (k, m) + beta * input, input broadcast to (n, m). With no
 // input, or beta == 0, out is not read (so NaN in input does not leak, as in PyTorch).
 Tensor gemm_2d(const char* op, Device dev, const Tensor& a, const Tensor& b, const Tensor& input,
                double alpha, double beta, const Shape& out_shape) {
   Tensor out = make_empty(out_shape, a.dtype(), dev, false, op);
   if (out.numel() == 0) return out;
+  Tensor a2 = to_operand(a, a.dtype(), dev), b2 = to_operand(b, b.dtype(), dev);
+  // beta == 1 with a broadcast row is a bias the product's epilogue can add.
+  if (beta == 1.0 && out.dim() == 2 &&
+      gemm_bias_2d(dev, out, a2, b2, bias_row(input, out.size(1)), alpha)) {
+    return out;
+  }
   const bool use_input = input.defined() && beta != 0.0;
   if (use_input) out.copy_(input);
-  Tensor a2 = to_operand(a, a.dtype(), dev), b2 = to_operand(b, b.dtype(), dev);
   backend(dev).gemm(out.view({1, a.size(0), b.size(1)}), a2.unsqueeze(0), b2.unsqueeze(0), alpha,
                     use_input ? beta : 0.0);
   return out;
@@ -340,10 +361,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (bias.defined()) check_broadcast_to("linear", bias, shape);
   Tensor out = make_empty(shape, x.dtype(), dev, false, "linear");
   if (out.numel() == 0) return out;
+  const Tensor x2 = to_operand(x, x.dtype(), dev).reshape({rows, in});
+  const Tensor wt2 = to_operand(wt, wt.dtype(), dev);
+  const Tensor out2 = out.view({rows, wt.size(1)});
+  // A bias over the output features goes into the product's epilogue where the backend has one.
+  if (weight.dim() == 2 && gemm_bias_2d(dev, out2, x2, wt2, bias_row(bias, wt.size(1)), 1.0)) {
+    return out;
+  }
   if (bias.defined()) out.copy_(bias);
-  backend(dev).gemm(out.view({1, rows, wt.size(1)}),
-                    to_operand(x, x.dtype(), dev).reshape({1, rows, in}),
-                    to_operand(wt, wt.dtype(), dev).unsqueeze(0), 1.0, bias.defined() ? 1.0 : 0.0);
+  backend(dev).gemm(out2.unsqueeze(0), x2.unsqueeze(0), wt2.unsqueeze(0), 1.0,
+                    bias.defined() ? 1.0 : 0.0);
   return out;
 }
 

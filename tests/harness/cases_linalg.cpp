@@ -138,6 +138,49 @@ EMBER_HARNESS_CASES {
                    return std::vector<Ref>{wrapped(with_bias, dt), wrapped(p, dt)};
                  }});
 
+  // A bias over the output features is fused into the CUDA product (cuBLASLt's bias epilogue):
+  // a square product (rows == features) tells a bias added along the wrong axis from the right
+  // one, rows != features makes it read past the vector; the second output has no bias at all.
+  for (const auto& [name, x_shape, w_shape] :
+       {std::tuple<const char*, Shape, Shape>{"linear_square", {6, 3}, {6, 3}},
+        {"linear_rows", {1, 13}, {8, 13}},
+        {"linear_one_feature", {5, 4}, {1, 4}}}) {
+    register_case({name,
+                   numeric,
+                   {{x_shape}, {w_shape}, {{w_shape[0]}}},
+                   [](const TensorList& in) {
+                     return TensorList{linear(in[0], in[1], in[2]), linear(in[0], in[1])};
+                   },
+                   [](const std::vector<Ref>& in, DType dt) {
+                     Ref p = ref_matmul(in[0], ref_t(in[1]));
+                     Ref with_bias = ref_binary(p, in[2], [](double x, double y) { return x + y; });
+                     return std::vector<Ref>{wrapped(with_bias, dt), wrapped(p, dt)};
+                   }});
+  }
+
+  // addmm with beta == 1: a broadcast row (m) or (1, m) is a fusable bias, a full (n, m) input
+  // is not; alpha still scales the product only.
+  register_case(
+      {"addmm_bias",
+       numeric,
+       {{{4}}, {{1, 4}}, {{3, 4}}, {{3, 5}}, {{5, 4}}},
+       [](const TensorList& in) {
+         const Scalar alpha = is_floating_point(in[0].dtype()) ? Scalar(-1.5) : Scalar(-3);
+         TensorList out;
+         for (size_t i = 0; i < 3; ++i) out.push_back(addmm(in[i], in[3], in[4], 1, alpha));
+         return out;
+       },
+       [](const std::vector<Ref>& in, DType dt) {
+         const double alpha = is_floating_point(dt) ? -1.5 : -3;
+         Ref p = ref_matmul(in[3], in[4]);
+         std::vector<Ref> out;
+         for (size_t i = 0; i < 3; ++i) {
+           out.push_back(wrapped(
+               ref_binary(in[i], p, [=](double x, double y) { return x + alpha * y; }), dt));
+         }
+         return out;
+       }});
+
   register_case({"outer",
                  all_dtypes(),
                  {{{4}}, {{3}}},

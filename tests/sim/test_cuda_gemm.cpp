@@ -1,6 +1,7 @@
 // CUDA matmul on an emulated device, through the emulated cuBLASLt: transposed and padded operands
 // go in as op flags and leading dimensions (no copy), batches broadcast or fold, addmm's beta,
-// k = 0, the 16-bit floats, integers, outputs in any layout, and the float32 precision switch.
+// k = 0, the 16-bit floats, integers, outputs in any layout, the float32 precision switch, and
+// linear's bias fused as cuBLASLt's bias epilogue (with the cases that keep a separate add).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -135,6 +136,63 @@ TEST(CudaGemm, IntegersWrapLikeTheCpu) {
   EXPECT_THROW(mm(ones({2, 2}, TensorOptions().dtype(kBool).device(kGpu.device())),
                   ones({2, 2}, TensorOptions().dtype(kBool).device(kGpu.device()))),
                NotImplementedError);
+}
+
+// Bias-epilogue matmuls the emulated cuBLASLt ran during fn (the device synchronised after it).
+template <class Fn>
+uint64_t bias_epilogues(Fn fn) {
+  const uint64_t before = simt::cublaslt_bias_epilogue_count();
+  fn();
+  cuda::synchronize();
+  return simt::cublaslt_bias_epilogue_count() - before;
+}
+
+TEST(CudaGemm, LinearBiasIsFusedAsTheEpilogueInFloatTypes) {
+  // x (2, 3, 5) @ W (4, 5)^T + bias (4): 6 rows against 4 features, so a bias applied over the
+  // rows would be read past its end, and a missing bias shows in the values.
+  for (DType dt : {kFloat32, kFloat16, kBFloat16}) {
+    const Tensor x = values({2, 3, 5}, dt), w = values({4, 5}, dt, 0.5);
+    const Tensor bias = tensor(std::vector<double>{1, -2, 3, 40}, Shape{4}).to(dt);
+    const Tensor gx = x.to(kGpu.device()), gw = w.to(kGpu.device()), gb = bias.to(kGpu.device());
+    Tensor out;
+    const int64_t before = allocations();
+    EXPECT_EQ(bias_epilogues([&] { out = linear(gx, gw, gb); }), 1u) << dtype_name(dt);
+    EXPECT_EQ(allocations() - before, 1);  // the output only: no bias broadcast, no add
+    expect_equal(out, linear(x, w, bias), dt == kFloat32 ? 1e-5 : 0.0);
+    // addmm with beta = 1 and a broadcast row is the same epilogue, alpha scaling the product.
+    const Tensor a = values({3, 5}, dt), b = values({5, 4}, dt, 0.5);
+    const Tensor ga = a.to(kGpu.device()), gbm = b.to(kGpu.device());
+    EXPECT_EQ(bias_epilogues([&] { out = addmm(gb.unsqueeze(0), ga, gbm, 1, -2); }), 1u);
+    expect_equal(out, addmm(bias.unsqueeze(0), a, b, 1, -2), dt == kFloat32 ? 1e-5 : 0.0);
+  }
+}
+
+TEST(CudaGemm, BiasesTheEpilogueDoesNotCoverTakeTheSeparateAdd) {
+  const Tensor x = values({3, 5}), w = values({4, 5}, kFloat32, 0.5);
+  const Tensor gx = x.to(kGpu.device()), gw = w.to(kGpu.device());
+  const Tensor wide = values({8}, kFloat32, 2.0);
+  const Tensor gwide = wide.to(kGpu.device());
+  Tensor out;
+  // A strided bias, one that starts mid-vector, a full (rows, features) one, float64, integers,
+  // and addmm with beta != 1.
+  EXPECT_EQ(bias_epilogues([&] { out = linear(gx, gw, gwide.slice(0, 0, 8, 2)); }), 0u);
+  expect_equal(out, linear(x, w, wide.slice(0, 0, 8, 2)), 1e-5);
+  EXPECT_EQ(bias_epilogues([&] { out = linear(gx, gw, gwide.slice(0, 1, 5)); }), 0u);
+  expect_equal(out, linear(x, w, wide.slice(0, 1, 5)), 1e-5);
+  const Tensor full_bias = values({3, 4}, kFloat32, 3.0);
+  EXPECT_EQ(bias_epilogues([&] { out = linear(gx, gw, full_bias.to(kGpu.device())); }), 0u);
+  expect_equal(out, linear(x, w, full_bias), 1e-5);
+  for (DType dt : {kFloat64, kInt32}) {
+    const Tensor xd = x.mul(4).to(dt), wd = w.mul(4).to(dt), bd = wide.slice(0, 0, 4).to(dt);
+    EXPECT_EQ(bias_epilogues([&] {
+                out = linear(xd.to(kGpu.device()), wd.to(kGpu.device()), bd.to(kGpu.device()));
+              }),
+              0u);
+    expect_equal(out, linear(xd, wd, bd));
+  }
+  const Tensor row = wide.slice(0, 0, 4);
+  EXPECT_EQ(bias_epilogues([&] { out = addmm(row.to(kGpu.device()), gx, gw.t(), 0.5, 1); }), 0u);
+  expect_equal(out, addmm(row, x, w.t(), 0.5, 1), 1e-5);
 }
 
 TEST(CudaGemm, Float32PrecisionSwitch) {

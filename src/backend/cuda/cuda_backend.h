@@ -61,6 +61,8 @@ class CudaBackend final : public Backend {
   // Matmul through cuBLASLt (cuda_gemm.cpp).
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
+  bool gemm_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                 double alpha) override;
 
   // Convolution and pooling (cuda_conv.cpp).
   void im2col(const Tensor& col, const Tensor& in, const Window2d& g) override;

@@ -1,6 +1,8 @@
 // CUDA matmul: floating dtypes through cuBLASLt (row-major tensors described as column-major
 // matrices; transposed views become op flags, batches strided batch layouts), integers and k == 0
 // through the tiled kernel. A copy to contiguous happens only when a layout has no BLAS form.
+// A bias over the output's columns (linear's) is fused into the product as cuBLASLt's bias
+// epilogue.
 #include <cublasLt.h>
 
 #include <algorithm>
@@ -131,10 +133,11 @@ size_t workspace_limit(int device) {
 }
 
 // out = alpha * a @ b + beta * out through cuBLASLt. All three have BLAS layouts; out's matrices
-// do not overlap.
+// do not overlap. A non-null bias (out.cols elements of dtype, out row-major, batch 1) is added
+// to every row of out by the epilogue.
 void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, const Mat& a,
              const BlasLayout& la, const Mat& b, const BlasLayout& lb, int64_t batch, double alpha,
-             double beta) {
+             double beta, const void* bias = nullptr) {
   cudaDataType type;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   cudaDataType scale = CUDA_R_32F;
@@ -173,6 +176,13 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   MatmulDesc desc(desc_raw);
   set_attr(desc_raw, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(A.op));
   set_attr(desc_raw, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(B.op));
+  if (bias != nullptr) {
+    // cuBLASLt's bias runs over the rows of its column-major D = out^T: out's columns, the
+    // output features of x @ W^T. The heuristic reads the pointer's alignment, so set it first.
+    set_attr(desc_raw, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    set_attr(desc_raw, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+    set_attr(desc_raw, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(type));
+  }
   MatrixLayout la_desc = make_layout(type, A.rows, A.cols, A.ld, batch, first->bs);
   MatrixLayout lb_desc = make_layout(type, B.rows, B.cols, B.ld, batch, second->bs);
   MatrixLayout ld_desc = make_layout(type, d_rows, d_cols, lo.ld, batch, out.bs);
@@ -286,6 +296,40 @@ void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t
   lt_gemm(device, dtype, out, lt_layout(out), a, lt_layout(a), b, lt_layout(b), batch, alpha,
           beta);
   if (staging.defined()) copy(out_t, staging);
+}
+
+bool CudaBackend::gemm_bias(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t,
+                            const Tensor& bias_t, double alpha) {
+  // The epilogue covers the 16- and 32-bit floats, one matrix, a row-major output written in
+  // place, and a dense bias over its columns; everything else takes gemm plus a separate add.
+  const DType dtype = out_t.dtype();
+  if (dtype != kFloat16 && dtype != kBFloat16 && dtype != kFloat32) return false;
+  if (out_t.dim() != 3 || a_t.dim() != 3 || b_t.dim() != 3 || bias_t.dim() != 1) return false;
+  if (a_t.dtype() != dtype || b_t.dtype() != dtype || bias_t.dtype() != dtype) return false;
+  if (out_t.size(0) != 1 || a_t.size(0) != 1 || b_t.size(0) != 1) return false;
+  const int64_t n = out_t.size(1), m = out_t.size(2), k = a_t.size(2);
+  if (a_t.size(1) != n || b_t.size(1) != k || b_t.size(2) != m || bias_t.size(0) != m) return false;
+  if (n == 0 || m == 0 || k == 0 || n > kIntMax || m > kIntMax || k > kIntMax) return false;
+  if (bias_t.stride(0) != 1 && m != 1) return false;
+  if (!(out_t.device() == a_t.device() && out_t.device() == b_t.device() &&
+        out_t.device() == bias_t.device())) {
+    return false;
+  }
+  // Bias reads are vectorised; a view that starts mid-vector keeps the separate add.
+  if (reinterpret_cast<uintptr_t>(bias_t.data_ptr()) % 16 != 0) return false;
+  const Mat out = mat_of(out_t);
+  const BlasLayout lo = lt_layout(out);
+  if (!lo.ok || lo.trans) return false;
+
+  const int device = device_index(out_t.device());
+  cuda::DeviceGuard guard(device);
+  Tensor a_c = a_t, b_c = b_t;
+  if (!lt_layout(mat_of(a_c)).ok) a_c = a_t.contiguous();
+  if (!lt_layout(mat_of(b_c)).ok) b_c = b_t.contiguous();
+  const Mat a = mat_of(a_c), b = mat_of(b_c);
+  lt_gemm(device, dtype, out, lo, a, lt_layout(a), b, lt_layout(b), 1, alpha, 0.0,
+          bias_t.data_ptr());
+  return true;
 }
 
 }  // namespace ember
