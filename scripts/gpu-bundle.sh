@@ -31,7 +31,8 @@ gtest_src=/usr/src/googletest
 [[ -f $gtest_src/CMakeLists.txt ]] || die "no GoogleTest sources in $gtest_src (apt-get install googletest)"
 
 # OpenBLAS: the library the loader resolves, and the directory of cblas.h.
-blas_lib=$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64|libopenblas\.so\.0 / { print $NF; exit }')
+# awk reads to the end: leaving early would kill ldconfig with SIGPIPE, fatal under pipefail.
+blas_lib=$(ldconfig -p | awk '!found && (/libopenblas\.so\.0 .*x86-64/ || /libopenblas\.so\.0 /) { print $NF; found = 1 }')
 [[ -n "$blas_lib" && -e "$blas_lib" ]] || die "libopenblas.so.0 not found (apt-get install libopenblas-dev)"
 blas_real=$(readlink -f "$blas_lib")
 cblas_h=""
