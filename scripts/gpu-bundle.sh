@@ -5,6 +5,7 @@
 #   .gpu-deps/src/googletest/   GoogleTest sources (built there by gpu-check.sh)
 #   .gpu-deps/include/          OpenBLAS's cblas.h, f77blas.h, openblas_config.h
 #   .gpu-deps/lib/              libopenblas.so (+ soname links), libgfortran, libquadmath
+#   .gpu-deps/include/cudnn/    cuDNN's headers (when found), for the cuDNN convolution path
 #
 #   scripts/gpu-bundle.sh [--out DIR]
 #
@@ -59,10 +60,24 @@ for dep in libgfortran.so.5 libquadmath.so.0; do
     cp "$(readlink -f "$path")" "$out/lib/$dep"
   fi
 done
+# cuDNN's headers: the GPU machine's toolkit may lack them (PyTorch brings only the library).
+cudnn_h=""
+for dir in "${CUDNN_INCLUDE_DIR:-}" /usr/local/cuda/include /usr/include /usr/include/"$(uname -m)"-linux-gnu; do
+  if [[ -n "$dir" && -f $dir/cudnn.h ]]; then cudnn_h=$dir; break; fi
+done
+if [[ -n "$cudnn_h" ]]; then
+  mkdir -p "$out/include/cudnn"
+  for h in "$cudnn_h"/cudnn*.h; do
+    [[ $h == *_v[0-9].h ]] || cp "$h" "$out/include/cudnn/"
+  done
+else
+  echo "[gpu-bundle] cudnn.h not found: the GPU build will use im2col for convolutions"
+fi
 cat > "$out/README" <<README
 Made by scripts/gpu-bundle.sh on $(hostname) ($(date -u +%Y-%m-%d)); used by scripts/gpu-check.sh.
 OpenBLAS: $blas_real
 cblas.h:  $cblas_h
+cudnn.h:  ${cudnn_h:-not found}
 GoogleTest sources: $gtest_src
 README
 
