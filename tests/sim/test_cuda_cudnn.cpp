@@ -225,6 +225,19 @@ TEST(CudnnSim, AsymmetricPaddingFallsBackToIm2col) {
   EXPECT_TRUE(allclose(got.cpu(), want, 1e-4, 1e-4));
 }
 
+TEST(CudnnSim, MisalignedOperandFallsBackToIm2col) {
+  if (cudnn_absent_by_env()) GTEST_SKIP();
+  manual_seed(8);
+  // One float past a 16-byte boundary: a contiguous view cuDNN is not handed.
+  const Tensor flat = randn({1 + 2 * 3 * 6 * 6}), w = randn({4, 3, 3, 3});
+  const Tensor x = flat.narrow(0, 1, 2 * 3 * 6 * 6).view({2, 3, 6, 6});
+  const Tensor dx = flat.to(kDev).narrow(0, 1, 2 * 3 * 6 * 6).view({2, 3, 6, 6});
+  const uint64_t before = simt::cudnn_conv_count();
+  const Tensor got = F::conv2d(dx, w.to(kDev), {}, 1, 1);
+  EXPECT_EQ(simt::cudnn_conv_count(), before);
+  EXPECT_TRUE(allclose(got.cpu(), F::conv2d(x, w, {}, 1, 1), 1e-4, 1e-4));
+}
+
 TEST(CudnnSim, ErrorsNameTheOpAndCudnnsStatus) {
   if (cudnn_absent_by_env()) GTEST_SKIP();
   const Tensor x = randn({1, 2, 5}, TensorOptions().device(kDev));

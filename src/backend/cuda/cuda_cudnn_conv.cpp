@@ -5,6 +5,7 @@
 // cuDNN is disabled, absent, or cannot express the operands.
 #include <array>
 #include <climits>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -288,6 +289,9 @@ bool problem_of(const Tensor& x, const Tensor& w, const Tensor& y, const Window2
   if (x.numel() == 0 || w.numel() == 0 || y.numel() == 0) return false;
   for (const Tensor* tensor : {&x, &w, &y}) {
     if (!fits_int(tensor->numel())) return false;
+    // cuDNN's heuristics assume aligned operands (vector loads); a view starting mid-vector
+    // (a sliced batch) takes the im2col path instead.
+    if (reinterpret_cast<uintptr_t>(tensor->data_ptr()) % 16 != 0) return false;
   }
   // cuDNN pads both sides alike: the output size must follow from the top/left padding alone
   // (not so for asymmetric "same" padding, or a transposed output_padding beyond the stride).
