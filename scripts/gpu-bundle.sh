@@ -5,6 +5,7 @@
 #   .gpu-deps/src/googletest/   GoogleTest sources (built there by gpu-check.sh)
 #   .gpu-deps/include/          OpenBLAS's cblas.h, f77blas.h, openblas_config.h
 #   .gpu-deps/lib/              libopenblas.so (+ soname links), libgfortran, libquadmath
+#   .gpu-deps/include/cudnn/    cuDNN's headers (when found), for the cuDNN convolution path
 #
 #   scripts/gpu-bundle.sh [--out DIR]
 #
@@ -31,7 +32,8 @@ gtest_src=/usr/src/googletest
 [[ -f $gtest_src/CMakeLists.txt ]] || die "no GoogleTest sources in $gtest_src (apt-get install googletest)"
 
 # OpenBLAS: the library the loader resolves, and the directory of cblas.h.
-blas_lib=$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64|libopenblas\.so\.0 / { print $NF; exit }')
+# awk reads to the end: leaving early would kill ldconfig with SIGPIPE, fatal under pipefail.
+blas_lib=$(ldconfig -p | awk '!found && (/libopenblas\.so\.0 .*x86-64/ || /libopenblas\.so\.0 /) { print $NF; found = 1 }')
 [[ -n "$blas_lib" && -e "$blas_lib" ]] || die "libopenblas.so.0 not found (apt-get install libopenblas-dev)"
 blas_real=$(readlink -f "$blas_lib")
 cblas_h=""
@@ -58,10 +60,24 @@ for dep in libgfortran.so.5 libquadmath.so.0; do
     cp "$(readlink -f "$path")" "$out/lib/$dep"
   fi
 done
+# cuDNN's headers: the GPU machine's toolkit may lack them (PyTorch brings only the library).
+cudnn_h=""
+for dir in "${CUDNN_INCLUDE_DIR:-}" /usr/local/cuda/include /usr/include /usr/include/"$(uname -m)"-linux-gnu; do
+  if [[ -n "$dir" && -f $dir/cudnn.h ]]; then cudnn_h=$dir; break; fi
+done
+if [[ -n "$cudnn_h" ]]; then
+  mkdir -p "$out/include/cudnn"
+  for h in "$cudnn_h"/cudnn*.h; do
+    [[ $h == *_v[0-9].h ]] || cp "$h" "$out/include/cudnn/"
+  done
+else
+  echo "[gpu-bundle] cudnn.h not found: the GPU build will use im2col for convolutions"
+fi
 cat > "$out/README" <<README
 Made by scripts/gpu-bundle.sh on $(hostname) ($(date -u +%Y-%m-%d)); used by scripts/gpu-check.sh.
 OpenBLAS: $blas_real
 cblas.h:  $cblas_h
+cudnn.h:  ${cudnn_h:-not found}
 GoogleTest sources: $gtest_src
 README
 

@@ -127,12 +127,43 @@ if [[ -d $deps ]]; then
   fi
   cmake_args+=("-DGTest_DIR=$gtest_prefix/lib/cmake/GTest" "-DCMAKE_PREFIX_PATH=$gtest_prefix;$deps"
     "-DBLAS_openblas_LIBRARY=$deps/lib/libopenblas.so" "-DEMBER_CBLAS_INCLUDE_DIR=$deps/include")
+  [[ -f $deps/include/cudnn/cudnn.h ]] &&
+    cmake_args+=("-DEMBER_CUDNN_INCLUDE_DIR=$deps/include/cudnn")
   # The linker and the programs find OpenBLAS's own dependencies (libgfortran) here too.
   export LD_LIBRARY_PATH=$deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   record "dependencies" ok "bundle $deps"
 else
   ((hide_system)) && die "--hide-system needs the bundle $deps (scripts/gpu-bundle.sh)"
   record "dependencies" ok "system packages"
+fi
+
+# ---- cuDNN: PyTorch's copy when the loader finds none (ember also searches the wheels itself) ----
+if [[ -z "${EMBER_CUDNN_LIBRARY:-}" && -n "$python" ]] &&
+  ! ldconfig -p 2>/dev/null | grep -q 'libcudnn\.so\.9 '; then
+  torch_cudnn=$("$python" - <<'PY' 2>/dev/null || true
+import glob, os
+dirs = []
+try:
+    import nvidia.cudnn
+    dirs += [os.path.join(p, "lib") for p in nvidia.cudnn.__path__]
+except Exception:
+    pass
+try:
+    import torch
+    dirs.append(os.path.join(os.path.dirname(torch.__file__), "lib"))
+except Exception:
+    pass
+for d in dirs:
+    hits = glob.glob(os.path.join(d, "libcudnn.so.9*"))
+    if hits:
+        print(os.path.join(d, "libcudnn.so.9") if os.path.exists(os.path.join(d, "libcudnn.so.9")) else hits[0])
+        break
+PY
+)
+  if [[ -n "$torch_cudnn" ]]; then
+    export EMBER_CUDNN_LIBRARY=$torch_cudnn
+    say "cuDNN from PyTorch: $torch_cudnn"
+  fi
 fi
 
 # ---- configure and build --------------------------------------------------------------------------------

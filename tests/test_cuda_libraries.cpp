@@ -2,6 +2,10 @@
 // libraries are installed, and a missing or wrong file is reported, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "cuda/dynlib.h"
 #include "ember/ember.h"
 
@@ -73,4 +77,27 @@ TEST(DeviceHealth, AvailableOnlyWithNvml) {
     EXPECT_LE(h.memory_used, h.memory_total);
     EXPECT_FALSE(cuda::driver_release().empty());
   }
+}
+
+// pip wheels put cuDNN under <site-packages>/nvidia/cudnn/lib (and PyTorch under torch/lib): the
+// loader searches those of $VIRTUAL_ENV among others.
+TEST(CudaLibraries, SearchesPythonWheelDirectories) {
+  const std::string root = ::testing::TempDir() + "ember_wheels";
+  const std::string lib = root + "/lib/python3.11/site-packages/nvidia/cudnn/lib";
+  ASSERT_EQ(
+      std::system(
+          ("mkdir -p '" + lib + "' '" + root + "/lib/python3.11/site-packages/torch/lib'").c_str()),
+      0);
+  const char* old = std::getenv("VIRTUAL_ENV");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("VIRTUAL_ENV", root.c_str(), 1);
+  const std::vector<std::string> dirs = cuda_detail::python_library_dirs("cudnn");
+  if (old != nullptr) {
+    setenv("VIRTUAL_ENV", saved.c_str(), 1);
+  } else {
+    unsetenv("VIRTUAL_ENV");
+  }
+  ASSERT_GE(dirs.size(), 2u);
+  EXPECT_EQ(dirs[0], lib);
+  EXPECT_EQ(dirs[1], root + "/lib/python3.11/site-packages/torch/lib");
 }

@@ -78,3 +78,20 @@ TEST(CudaUnavailable, StreamsEventsAndPinnedMemory) {
   EXPECT_THROW(empty({2}, TensorOptions().pinned_memory(true)), Error);
   EXPECT_EQ(h.to(Device(kCPU), true).sum().item<float>(), 4.0f);  // non_blocking on the host
 }
+
+// The cuDNN switches exist in every build; without a GPU cuDNN is never available.
+TEST(CudnnSwitches, DefaultsGuardAndAvailability) {
+  if (!cuda::is_available()) EXPECT_FALSE(backends::cudnn::is_available());
+  const bool enabled = backends::cudnn::enabled();
+  EXPECT_FALSE(backends::cudnn::benchmark());
+  EXPECT_FALSE(backends::cudnn::deterministic());
+  {
+    backends::cudnn::FlagsGuard guard(!enabled, true, true);
+    EXPECT_EQ(backends::cudnn::enabled(), !enabled);
+    EXPECT_TRUE(backends::cudnn::benchmark());
+    EXPECT_TRUE(backends::cudnn::deterministic());
+  }
+  EXPECT_EQ(backends::cudnn::enabled(), enabled);
+  EXPECT_FALSE(backends::cudnn::benchmark());
+  EXPECT_FALSE(backends::cudnn::deterministic());
+}

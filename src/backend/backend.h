@@ -130,6 +130,27 @@ class Backend {
     return false;
   }
 
+  // ---- direct convolution (cuDNN on CUDA devices) ---------------------------------------------
+  // x (n, c, h, w), w (o, c / groups, kh, kw), y (n, o, oh, ow), all contiguous; g gives the
+  // kernel, stride, top/left padding and dilation, in_h/in_w = (h, w), out_h/out_w = (oh, ow).
+  // Each returns false, doing nothing, where the backend has no direct kernel for the operands;
+  // the op layer then uses im2col + gemm. op names the operation in errors.
+  // y = conv(x, w) + beta * y (beta 0: y is not read).
+  virtual bool conv2d_forward(const char* op, const Tensor& y, const Tensor& x, const Tensor& w,
+                              const Window2d& g, int64_t groups, double beta) {
+    return false;
+  }
+  // gx = the gradient of conv(x, w) with respect to x, for the output gradient gy.
+  virtual bool conv2d_backward_input(const char* op, const Tensor& gx, const Tensor& gy,
+                                     const Tensor& w, const Window2d& g, int64_t groups) {
+    return false;
+  }
+  // gw = the gradient with respect to w, summed over the batch.
+  virtual bool conv2d_backward_weight(const char* op, const Tensor& gw, const Tensor& gy,
+                                      const Tensor& x, const Window2d& g, int64_t groups) {
+    return false;
+  }
+
   // ---- convolution and pooling: contiguous (planes, H, W) images, floating dtypes ---------------
   // col (planes, kh*kw, out_h*out_w) = the input element under each tap of each window, 0 in the
   // padding (im2col copies any dtype).

@@ -33,7 +33,7 @@ const VersionedLibrary& cublas() {
 const VersionedLibrary& cudnn() {
   static const VersionedLibrary v = [] {
     VersionedLibrary r;
-    r.lib = open_library("EMBER_CUDNN_LIBRARY", {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"});
+    r.lib = cudnn_library();
     using Fn = size_t (*)();
     if (auto fn = reinterpret_cast<Fn>(find_symbol(r.lib, "cudnnGetVersion")))
       r.version = static_cast<int>(fn());

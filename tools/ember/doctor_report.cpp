@@ -199,6 +199,12 @@ Report collect(bool smoke) {
     lib.error = cuda::library_error(key);
     r.libraries.push_back(lib);
   }
+  if (r.cuda_build != "off") {
+    r.conv_path = !backends::cudnn::is_available() ? "im2col + cuBLASLt (cuDNN not available)"
+                  : backends::cudnn::enabled()
+                      ? "cuDNN"
+                      : "im2col + cuBLASLt (cuDNN disabled, EMBER_CUDNN=0)";
+  }
   for (int i = 0; i < cuda::device_count(); ++i) {
     Gpu g;
     g.index = i;
@@ -325,7 +331,7 @@ void diagnose(Report& r) {
       const std::string what =
           lib.key == "cublas" ? "GPU matmul and linear layers need it"
           : lib.key == "cudnn"
-              ? "GPU convolutions, pooling and normalisation through cuDNN are disabled"
+              ? "GPU convolutions run as im2col + cuBLASLt instead of through cuDNN"
               : "multi-GPU and multi-node training with the \"nccl\" backend are "
                 "disabled (\"gloo\" on the CPU still works)";
       add(Finding::kWarning, lib.key + "_missing", lib.name + " was not found: " + what,
@@ -420,6 +426,7 @@ void print_text(std::ostream& os, const Report& r) {
         lib.version > 0 ? cuda::format_library_version(lib.key, lib.version) + "  " + lib.path
                         : "not found (" + lib.error + ")");
   }
+  if (!r.conv_path.empty()) row(os, "Conv", r.conv_path);
   row(os, "CPU",
       r.cpu.model + ", " + std::to_string(r.cpu.logical_cores) + " logical cores, " +
           std::to_string(r.cpu.ember_threads) + " ember threads");
@@ -538,9 +545,9 @@ void print_json(std::ostream& os, const Report& r) {
        << ",\"version_string\":" << quote(cuda::format_library_version(l.key, l.version))
        << ",\"path\":" << quote(l.path) << ",\"error\":" << quote(l.error) << "}";
   }
-  os << "},\"cpu\":{\"model\":" << quote(r.cpu.model)
-     << ",\"logical_cores\":" << r.cpu.logical_cores << ",\"ember_threads\":" << r.cpu.ember_threads
-     << ",\"features\":[";
+  os << "},\"conv_path\":" << quote(r.conv_path);
+  os << ",\"cpu\":{\"model\":" << quote(r.cpu.model) << ",\"logical_cores\":" << r.cpu.logical_cores
+     << ",\"ember_threads\":" << r.cpu.ember_threads << ",\"features\":[";
   for (size_t i = 0; i < r.cpu.features.size(); ++i)
     os << (i ? "," : "") << quote(r.cpu.features[i]);
   os << "]},\"gpus\":[";

@@ -68,6 +68,7 @@ struct Report {
   std::string driver_release;                   // the NVIDIA driver, "580.65.06"; "" unknown
   int nvml_gpus = 0;  // GPUs NVML sees (a build without CUDA still finds them this way)
   std::vector<Library> libraries;
+  std::string conv_path;  // how GPU convolutions run: "cuDNN" or "im2col ..."; "" without CUDA
   std::vector<Gpu> gpus;
   Cpu cpu;
   std::vector<Finding> findings;

@@ -65,6 +65,12 @@ class CudaBackend final : public Backend {
                  double alpha) override;
 
   // Convolution and pooling (cuda_conv.cpp).
+  bool conv2d_forward(const char* op, const Tensor& y, const Tensor& x, const Tensor& w,
+                      const Window2d& g, int64_t groups, double beta) override;
+  bool conv2d_backward_input(const char* op, const Tensor& gx, const Tensor& gy, const Tensor& w,
+                             const Window2d& g, int64_t groups) override;
+  bool conv2d_backward_weight(const char* op, const Tensor& gw, const Tensor& gy, const Tensor& x,
+                              const Window2d& g, int64_t groups) override;
   void im2col(const Tensor& col, const Tensor& in, const Window2d& g) override;
   void col2im(const Tensor& in, const Tensor& col, const Window2d& g) override;
   void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& in,

@@ -3,6 +3,7 @@
 
 #include "backend/backend.h"
 #include "cuda/nvml.h"
+#include "ember/backends.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
@@ -104,3 +105,7 @@ int driver_version() { return 0; }
 
 }  // namespace cuda
 }  // namespace ember
+
+namespace ember::backends::cudnn {
+bool is_available() { return false; }
+}  // namespace ember::backends::cudnn

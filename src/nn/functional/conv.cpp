@@ -1,5 +1,6 @@
-// Convolution as im2col + the backend's batched gemm (one gemm per group, batched over samples),
-// pooling through the backend's window kernels, each with its derivative recorded as one node.
+// Convolution through the backend's direct kernels where it has them (cuDNN on CUDA devices),
+// else as im2col + the backend's batched gemm (one gemm per group, batched over samples); pooling
+// through the backend's window kernels; each with its derivative recorded as one node.
 #include "ember/nn/functional/conv.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "autograd/function.h"
+#include "ember/backends.h"
 #include "ember/parallel.h"
 #include "ops/op_utils.h"
 
@@ -28,6 +30,7 @@ constexpr int64_t kColBudget = int64_t{1} << 25;
 struct ConvShape {
   int64_t n = 0, c = 0, h = 0, w = 0, o = 0, oh = 0, ow = 0, groups = 1;
   Window2d win;
+  const char* op = "conv2d";  // the public op, for errors
 
   int64_t taps() const { return win.kh * win.kw; }
   int64_t len() const { return oh * ow; }
@@ -107,6 +110,13 @@ std::vector<Tensor> for_sample_chunks(const ConvShape& s, Device dev, Fn&& fn) {
 Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvShape& s) {
   Tensor y = make_empty({s.n, s.o, s.oh, s.ow}, x.dtype(), x.device(), false, "conv2d");
   if (y.numel() == 0) return y;
+  if (!x.device().is_cpu() && s.kg() > 0 && backends::cudnn::enabled() &&
+      backends::cudnn::is_available()) {
+    // The bias goes in first and the convolution adds to it (beta = 1).
+    if (bias.defined()) y.copy_(bias.view({1, s.o, 1, 1}).expand(y.sizes()));
+    const double beta = bias.defined() ? 1.0 : 0.0;
+    if (backend(x.device()).conv2d_forward(s.op, y, x, w, s.win, s.groups, beta)) return y;
+  }
   const Tensor w2 = w.view({s.o, s.kg()});
   for_sample_chunks(s, x.device(), [&](Tensor&, int64_t n0, int64_t nc) {
     Tensor y3 = y.narrow(0, n0, nc).view({nc, s.o, s.len()});
@@ -126,6 +136,7 @@ Tensor conv_backward_input(const Tensor& gy, const Tensor& w, const ConvShape& s
   if (gx.numel() == 0) return gx;
   if (s.o == 0 || s.len() == 0) return gx.zero_();
   Backend& be = backend(gy.device());
+  if (be.conv2d_backward_input(s.op, gx, gy, w, s.win, s.groups)) return gx;
   const Tensor w2 = w.view({s.o, s.kg()});
   const int64_t og = s.og(), kg = s.kg();
   for_sample_chunks(s, gy.device(), [&](Tensor&, int64_t n0, int64_t nc) {
@@ -152,6 +163,10 @@ Tensor conv_backward_weight(const Tensor& gy, const Tensor& x, const ConvShape& 
     return zeros(wshape, TensorOptions(gy.dtype()).device(gy.device()));
   }
   Backend& be = backend(gy.device());
+  if (!gy.device().is_cpu() && backends::cudnn::enabled() && backends::cudnn::is_available()) {
+    Tensor gw = make_empty(wshape, gy.dtype(), gy.device(), false, s.op);
+    if (be.conv2d_backward_weight(s.op, gw, gy, x, s.win, s.groups)) return gw;
+  }
   const int64_t og = s.og(), kg = s.kg();
   const std::vector<Tensor> partials = for_sample_chunks(s, gy.device(), [&](Tensor& acc, int64_t n0,
                                                                              int64_t nc) {
@@ -330,7 +345,8 @@ Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const 
     x = x.unsqueeze(2);
     w = w.unsqueeze(2);
   }
-  const ConvShape s = conv_shape(op, x, w, groups, stride, pad_lo, pad_total, dil, dims);
+  ConvShape s = conv_shape(op, x, w, groups, stride, pad_lo, pad_total, dil, dims);
+  s.op = op;
   Tensor y = conv2d_impl(x, w, bias, s);
   if (dims == 1) y = y.squeeze(2);
   return batched ? y : y.squeeze(0);
@@ -526,6 +542,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   const Tensor x = batched ? input : input.unsqueeze(0);
   // The convolution whose input gradient this is: input (n, c_out, H, W), output x.
   ConvShape s;
+  s.op = op;
   s.n = x.size(0);
   s.o = x.size(1);
   s.c = weight.size(1) * groups;
