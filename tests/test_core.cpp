@@ -406,4 +406,12 @@ TEST(HostAllocator, ReusesLargeBlocksAndPoisonsThem) {
   cpu_empty_cache();
   Tensor e = ones({1 << 20});
   EXPECT_EQ(e.sum().item<float>(), float(1 << 20));
+  // Small blocks are cached too: a freed 32-byte buffer serves the next one of its class.
+  void* small = nullptr;
+  {
+    Tensor s = empty({8});
+    small = s.data_ptr();
+  }
+  Tensor s2 = empty({16});
+  EXPECT_EQ(s2.data_ptr(), small);
 }

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 #include "ember/ember.h"
@@ -173,6 +176,44 @@ TEST(NnConv, Pooling) {
   std::vector<float> want(16, 0.f);
   for (int k : {5, 7, 13, 15}) want[k] = 1.f;
   EXPECT_EQ(xl.grad().view({16}).to_vector<float>(), want);
+}
+
+// Windows that tile the input take the CPU's row kernel for float32; float64 takes the generic
+// loop. Both give the same values and indices: the first maximum on ties, NaN propagates (the
+// first NaN's index), a window of -inf points at its first element.
+TEST(NnConv, MaxPoolTiledMatchesGenericPath) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const Tensor x = tensor(std::vector<float>{1, 1, 2, 3, 9,         //
+                                            1, 1, nan, 7, 9,       //
+                                            -inf, -inf, 5, nan, 0,  //
+                                            -inf, -inf, nan, 5, 0},
+                          {1, 1, 4, 5});
+  auto [v, i] = F::max_pool2d_with_indices(x, 2);
+  EXPECT_EQ(i.view({4}).to_vector<int64_t>(), (std::vector<int64_t>{0, 7, 10, 13}));
+  const std::vector<float> got = v.view({4}).to_vector<float>();
+  EXPECT_EQ(got[0], 1.f);
+  EXPECT_TRUE(std::isnan(got[1]));
+  EXPECT_EQ(got[2], -inf);
+  EXPECT_TRUE(std::isnan(got[3]));
+  // Random planes with many ties (values rounded to a few levels) and some NaNs, odd sizes.
+  manual_seed(5);
+  Tensor r = round(randn({3, 4, 11, 13}) * 2);
+  r = where(randn({3, 4, 11, 13}) > 2.0, full({3, 4, 11, 13}, nan), r);
+  for (auto [kh, kw] : {std::pair<int64_t, int64_t>{2, 2}, {3, 3}, {2, 3}, {1, 4}}) {
+    auto [vf, if_] = F::max_pool2d_with_indices(r, {kh, kw});
+    auto [vd, id] = F::max_pool2d_with_indices(r.to(kFloat64), {kh, kw});
+    EXPECT_EQ(if_.to_vector<int64_t>(), id.to_vector<int64_t>()) << kh << "x" << kw;
+    const std::vector<float> a = vf.to_vector<float>();
+    const std::vector<double> b = vd.to_vector<double>();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k) {
+      if (std::isnan(b[k])) {
+        EXPECT_TRUE(std::isnan(a[k])) << k;
+      } else {
+        EXPECT_EQ(a[k], static_cast<float>(b[k])) << k;
+      }
+    }
+  }
 }
 
 // A tiny conv net on a fixed batch: the loss must fall under plain SGD steps.

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -123,7 +124,7 @@ int get_num_threads() { return g_num_threads.load(); }
 
 bool in_parallel_region() { return t_in_parallel; }
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for(int64_t n, int64_t grain, RangeFnRef fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   int threads = get_num_threads();
@@ -137,7 +138,7 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   int64_t chunk = std::max<int64_t>(grain, (n + use * 4 - 1) / (use * 4));
   ThreadPool& p = pool();
   p.resize(threads - 1);  // no-op unless set_num_threads changed
-  p.run(n, chunk, fn);
+  p.run(n, chunk, fn);  // a RangeFnRef fits std::function's small buffer: no allocation
 }
 
 }  // namespace ember

@@ -19,6 +19,7 @@ enum class UnaryOp : uint8_t {
 
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, DivTrunc, DivFloor, Pow, Maximum, Minimum, Fmod, Remainder, Atan2,
+  ReluBackward,  // (grad, result) -> grad where result > 0, else 0: ReLU's derivative in one pass
   Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor, BitAnd, BitOr, BitXor, Shl, Shr,
 };
 
@@ -53,7 +54,7 @@ inline constexpr bool unary_supports =
 
 template <BinaryOp Op, class T>
 inline constexpr bool binary_supports =
-    (Op == BinaryOp::Div || Op == BinaryOp::Atan2)
+    (Op == BinaryOp::Div || Op == BinaryOp::Atan2 || Op == BinaryOp::ReluBackward)
         ? std::is_floating_point_v<T>
         : (Op >= BinaryOp::BitAnd ? !std::is_floating_point_v<T> &&
                                         (Op <= BinaryOp::BitXor || !std::is_same_v<T, bool>)
@@ -294,6 +295,8 @@ EMBER_HD inline auto binary(T a, T b, const ElementwiseParams& p) {
     }
   } else if constexpr (Op == BinaryOp::Atan2) {
     return std::atan2(a, b);
+  } else if constexpr (Op == BinaryOp::ReluBackward) {
+    return b > T(0) ? a : T(0);  // PyTorch's threshold_backward: 0, not grad * 0, elsewhere
   } else if constexpr (Op == BinaryOp::Eq) {
     return a == b;
   } else if constexpr (Op == BinaryOp::Ne) {
@@ -398,7 +401,8 @@ decltype(auto) visit_binary(BinaryOp op, Fn&& fn) {
     EMBER_OP_CASE(BinaryOp, DivFloor) EMBER_OP_CASE(BinaryOp, Pow)
     EMBER_OP_CASE(BinaryOp, Maximum) EMBER_OP_CASE(BinaryOp, Minimum)
     EMBER_OP_CASE(BinaryOp, Fmod) EMBER_OP_CASE(BinaryOp, Remainder)
-    EMBER_OP_CASE(BinaryOp, Atan2) EMBER_OP_CASE(BinaryOp, Eq) EMBER_OP_CASE(BinaryOp, Ne)
+    EMBER_OP_CASE(BinaryOp, Atan2) EMBER_OP_CASE(BinaryOp, ReluBackward)
+    EMBER_OP_CASE(BinaryOp, Eq) EMBER_OP_CASE(BinaryOp, Ne)
     EMBER_OP_CASE(BinaryOp, Lt) EMBER_OP_CASE(BinaryOp, Le) EMBER_OP_CASE(BinaryOp, Gt)
     EMBER_OP_CASE(BinaryOp, Ge) EMBER_OP_CASE(BinaryOp, LogicalAnd)
     EMBER_OP_CASE(BinaryOp, LogicalOr) EMBER_OP_CASE(BinaryOp, LogicalXor)

@@ -423,6 +423,9 @@ Tensor remainder(const Tensor& a, Scalar b) {
 Tensor atan2(const Tensor& a, const Tensor& b) {
   return binary_op("atan2", BinaryOp::Atan2, BinaryKind::Float, a, b);
 }
+Tensor relu_backward(const Tensor& grad, const Tensor& result) {
+  return binary_op("relu_backward", BinaryOp::ReluBackward, BinaryKind::Float, grad, result);
+}
 
 #define EMBER_BINARY(fn, Op, Kind)                                                     \
   Tensor fn(const Tensor& a, const Tensor& b) {                                       \

@@ -70,7 +70,7 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
     case UnaryOp::Tanh: return g * (1 - y * y);
     case UnaryOp::Sigmoid: return g * y * (1 - y);
     case UnaryOp::Erf: return g * exp(-(x * x)) * (2.0 / std::sqrt(M_PI));
-    case UnaryOp::Relu: return g * mask_of(y > 0, g);
+    case UnaryOp::Relu: return relu_backward(g, y);
     case UnaryOp::Silu: {
       Tensor s = sigmoid(x);
       return g * s * (1 + x * (1 - s));
@@ -158,6 +158,7 @@ const char* binary_name(BinaryOp op) {
     case BinaryOp::Fmod: return "FmodBackward1";
     case BinaryOp::Remainder: return "RemainderBackward1";
     case BinaryOp::Atan2: return "Atan2Backward0";
+    case BinaryOp::ReluBackward: return "ThresholdBackwardBackward0";
     default: return "BinaryBackward";
   }
 }
@@ -227,6 +228,10 @@ void record_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& 
             if (c.needs(1)) gb = g * -x / den;
             break;
           }
+          case BinaryOp::ReluBackward:  // linear in the gradient, piecewise constant in the result
+            if (c.needs(0)) ga = relu_backward(g, y);
+            if (c.needs(1)) gb = zeros_like(g);
+            break;
           default:  // rounding divisions: piecewise constant
             ga = zeros_like(g);
             gb = zeros_like(g);

@@ -12,6 +12,10 @@ void record_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& 
                    const ElementwiseParams& p);
 void record_ternary(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
                     const Tensor& out, const ElementwiseParams& p);
+// ReLU's derivative in one element-wise pass: grad where result > 0, else 0 (PyTorch's
+// threshold_backward with threshold 0). grad and result: the same shape and floating dtype.
+Tensor relu_backward(const Tensor& grad, const Tensor& result);
+
 void record_where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
 
 }  // namespace ember

@@ -282,6 +282,20 @@ EMBER_HARNESS_CASES {
               p.ceil = true;
               return ref_max_pool(in[0], p);
             });
+  // Windows that tile the input (kernel == stride, no padding): the CPU's row kernel, for 2 x 2
+  // and for other kernels, with odd sizes whose last row and column belong to no window.
+  conv_case("max_pool2d_tiled", {{{2, 3, 7, 9}}},
+            [](const TensorList& in) {
+              auto [v, i] = F::max_pool2d_with_indices(in[0], 2, 2);
+              return TensorList{v, i};
+            },
+            [](const std::vector<Ref>& in, DType) { return ref_max_pool(in[0], Pool{2, 2, 2, 2}); });
+  conv_case("max_pool2d_tiled_3x2", {{{1, 2, 10, 9}}},
+            [](const TensorList& in) {
+              auto [v, i] = F::max_pool2d_with_indices(in[0], {3, 2}, nn::ExpandingArray<2>{3, 2});
+              return TensorList{v, i};
+            },
+            [](const std::vector<Ref>& in, DType) { return ref_max_pool(in[0], Pool{3, 2, 3, 2}); });
   // Overlapping windows (stride 1): the backward adds several gradients into one element.
   conv_case("max_pool2d_overlapping", {{{1, 2, 5, 5}}},
             [](const TensorList& in) { return TensorList{F::max_pool2d(in[0], 3, 1)}; },

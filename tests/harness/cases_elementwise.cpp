@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "harness/harness.h"
+#include "ops/elementwise_grad.h"
 
 namespace ember::harness {
 namespace {
@@ -168,6 +169,10 @@ EMBER_HARNESS_CASES {
               [](const Tensor& a, const Tensor& b) { return remainder(a, b); }, py_mod);
   binary_case("atan2", floats, Fill::Normal, Fill::Normal,
               [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, F2(::atan2));
+  // ReLU's backward (grad, result): one fused pass, also on CUDA through the shared functor.
+  binary_case("relu_backward", floats, Fill::Normal, Fill::Normal,
+              [](const Tensor& g, const Tensor& y) { return relu_backward(g, y); },
+              [](double g, double y) { return y > 0 ? g : 0.0; }, false, {2, 3, 4}, {2, 3, 4});
   struct Cmp {
     const char* name;
     Tensor (*fn)(const Tensor&, const Tensor&);

@@ -22,9 +22,9 @@ EMBER_HARNESS_CASES {
        {"neg", "abs", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt",
         "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu", "gelu", "gelu_tanh",
         "silu", "softplus", "elu", "leaky_relu", "pow_scalar", "clamp", "clamp_min", "add", "sub",
-        "mul", "div", "pow", "maximum", "minimum", "fmod", "remainder", "atan2", "add_scalar",
-        "mul_float_scalar", "rsub_scalar", "where", "masked_fill", "clamp_tensor", "lerp",
-        "addcmul", "addcdiv", "add_", "mul_", "exp_", "fill_", "zero_", "to_float64",
+        "mul", "div", "pow", "maximum", "minimum", "fmod", "remainder", "atan2", "relu_backward",
+        "add_scalar", "mul_float_scalar", "rsub_scalar", "where", "masked_fill", "clamp_tensor",
+        "lerp", "addcmul", "addcdiv", "add_", "mul_", "exp_", "fill_", "zero_", "to_float64",
         "contiguous_permute", "expand_clone", "copy_"}) {
     register_gradcheck(n);
   }

@@ -1,10 +1,12 @@
-// Host memory: 64-byte aligned blocks (a cache line, and room for AVX-512 loads). Blocks of 1 MiB
-// and more are cached after free: a fresh multi-megabyte block is an mmap whose every page faults
-// (and is zeroed by the kernel) on first touch, which costs more than the op that fills it.
+// Host memory: 64-byte aligned blocks (a cache line, and room for AVX-512 loads), cached after free
+// by size class. A fresh multi-megabyte block is an mmap whose every page faults (and is zeroed
+// by the kernel) on first touch, which costs more than the op that fills it; a small aligned block
+// takes glibc's slowest path (_int_memalign), which costs more than a small op.
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -19,15 +21,24 @@ namespace {
 std::atomic<bool> g_poison{false};
 std::atomic<uint8_t> g_poison_byte{0xFF};
 
-constexpr size_t kCacheMin = size_t(1) << 20;    // smaller blocks go straight to malloc
+constexpr size_t kLargeMin = size_t(1) << 20;    // blocks from here count as large
 constexpr size_t kCacheLimit = size_t(1) << 30;  // bytes kept in the cache at most
+constexpr size_t kSmallLimit = size_t(1) << 26;  // of which blocks below kLargeMin, at most
 
-// Rounds a cached size up to one of 8 steps per power of two (at most 12.5 % slack), so blocks
-// of nearby sizes are interchangeable.
+// Rounds a size (a multiple of 64) up to one of 8 steps per power of two (at most 12.5 % slack),
+// so blocks of nearby sizes are interchangeable. Below 512 bytes the steps are the 64-byte ones.
 size_t size_class(size_t n) {
   size_t top = size_t(1) << (63 - __builtin_clzll(n));
-  size_t step = top / 8;
+  size_t step = std::max<size_t>(top / 8, 64);
   return (n + step - 1) / step * step;
+}
+
+// The free list of a size class: 64..448 bytes in steps of 64, then 8 per power of two.
+constexpr int kClasses = 8 + (64 - 9) * 8;
+int class_index(size_t cls) {
+  if (cls < 512) return static_cast<int>(cls / 64) - 1;
+  const int lg = 63 - __builtin_clzll(cls);
+  return 8 + (lg - 9) * 8 + static_cast<int>(cls >> (lg - 3)) - 8;
 }
 
 class BlockCache {
@@ -36,21 +47,24 @@ class BlockCache {
 
   void* take(size_t cls) {
     std::lock_guard lock(mu_);
-    auto it = free_.find(cls);
-    if (it == free_.end() || it->second.empty()) return nullptr;
-    void* p = it->second.back();
-    it->second.pop_back();
+    std::vector<void*>& list = free_[static_cast<size_t>(class_index(cls))];
+    if (list.empty()) return nullptr;
+    void* p = list.back();
+    list.pop_back();
     cached_ -= cls;
+    if (cls < kLargeMin) small_ -= cls;
     return p;
   }
 
-  // Keeps p for reuse unless the cache is full.
+  // Keeps p for reuse unless the cache (or its share for small blocks) is full.
   void give(void* p, size_t cls) {
     {
       std::lock_guard lock(mu_);
-      if (cached_ + cls <= kCacheLimit) {
-        free_[cls].push_back(p);
+      const bool small = cls < kLargeMin;
+      if (cached_ + cls <= kCacheLimit && (!small || small_ + cls <= kSmallLimit)) {
+        free_[static_cast<size_t>(class_index(cls))].push_back(p);
         cached_ += cls;
+        if (small) small_ += cls;
         return;
       }
     }
@@ -59,17 +73,20 @@ class BlockCache {
 
   void release_all() {
     std::lock_guard lock(mu_);
-    for (auto& [cls, blocks] : free_) {
+    for (std::vector<void*>& blocks : free_) {
       for (void* p : blocks) std::free(p);
+      blocks.clear();
+      blocks.shrink_to_fit();
     }
-    free_.clear();
     cached_ = 0;
+    small_ = 0;
   }
 
  private:
   std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;
+  std::array<std::vector<void*>, kClasses> free_;
   size_t cached_ = 0;
+  size_t small_ = 0;
 };
 
 BlockCache& block_cache() {
@@ -85,37 +102,24 @@ BlockCache& block_cache() {
 class CpuAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
-    size_t rounded = (std::max<size_t>(nbytes, 1) + 63) & ~size_t(63);
-    void* p = nullptr;
-    void* ctx = nullptr;
-    if (rounded >= kCacheMin) {
-      size_t cls = size_class(rounded);
-      p = block_cache().take(cls);
-      if (!p) p = std::aligned_alloc(64, cls);
-      if (!p) {
-        block_cache().release_all();  // return cached blocks to the system and try once more
-        p = std::aligned_alloc(64, cls);
-      }
-      if (!p) host_oom(nbytes);
-      rounded = cls;
-      ctx = reinterpret_cast<void*>(cls);
-    } else {
-      p = std::aligned_alloc(64, rounded);
-      if (!p) host_oom(nbytes);
+    const size_t rounded = (std::max<size_t>(nbytes, 1) + 63) & ~size_t(63);
+    const size_t cls = size_class(rounded);
+    void* p = block_cache().take(cls);
+    if (!p) p = std::aligned_alloc(64, cls);
+    if (!p) {
+      block_cache().release_all();  // return cached blocks to the system and try once more
+      p = std::aligned_alloc(64, cls);
     }
+    if (!p) host_oom(nbytes);
     if (g_poison.load(std::memory_order_relaxed)) {
-      std::memset(p, g_poison_byte.load(), rounded);
+      std::memset(p, g_poison_byte.load(), cls);
     }
-    return DataPtr(p, ctx, &CpuAllocator::release, Device(kCPU));
+    return DataPtr(p, reinterpret_cast<void*>(cls), &CpuAllocator::release, Device(kCPU));
   }
 
  private:
   static void release(void* data, void* ctx) {
-    if (ctx) {
-      block_cache().give(data, reinterpret_cast<size_t>(ctx));
-    } else {
-      std::free(data);
-    }
+    block_cache().give(data, reinterpret_cast<size_t>(ctx));
   }
 };
 

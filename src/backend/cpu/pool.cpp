@@ -2,9 +2,11 @@
 // value and its index in one pass; the backwards scatter over the plane they own (no races).
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_features.h"
 #include "backend/cpu/loops.h"
 #include "backend/cpu/window_range.h"
 #include "core/dispatch.h"
@@ -17,6 +19,92 @@ namespace {
 
 inline int64_t grain_for(int64_t work) {
   return std::max<int64_t>(1, cpu::kGrain / std::max<int64_t>(1, work));
+}
+
+// Windows that tile the input (kernel == stride, no padding, dilation 1, floor mode), one output
+// row: each window's taps in window order with the same compare as the generic loop, so the first
+// maximum wins and NaN propagates. The winning tap is kept as a small int and turned into the
+// input index afterwards. x points at the row's first input row, `first` is its index in the plane.
+EMBER_CPU_CLONES_WIDE void max_pool_tiled_row(const float* __restrict x, int64_t in_w, int64_t kh,
+                                              int64_t kw, int64_t out_w, float* __restrict y,
+                                              int64_t* __restrict at, int32_t* __restrict tap,
+                                              int64_t first) {
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    const float* w = x + ow * kw;
+    float best = -std::numeric_limits<float>::infinity();
+    int32_t t = 0;
+    for (int64_t i = 0; i < kh; ++i) {
+      for (int64_t j = 0; j < kw; ++j) {
+        const float v = w[i * in_w + j];
+        const bool take = max_pool_takes(v, best);
+        best = rd::pick(take, v, best);
+        t = take ? static_cast<int32_t>(i * kw + j) : t;
+      }
+    }
+    y[ow] = best;
+    tap[ow] = t;
+  }
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    const int64_t t = tap[ow];
+    at[ow] = first + ow * kw + (t / kw) * in_w + t % kw;
+  }
+}
+
+// The 2 x 2 case, vectorised along the row (stride-2 loads of the two input rows). The first tap
+// starts the window: max_pool_takes(v, -inf) fails only for v == -inf, which leaves the same best.
+// The selects go through rd::pick (bit masks), which the vectoriser accepts where a float ?:
+// becomes a branch. No AVX-512 clone: a CNN's rows are short (14, 7 outputs), below 16 lanes.
+EMBER_CPU_CLONES void max_pool_tiled_row_2x2(const float* __restrict x, int64_t in_w,
+                                             int64_t out_w, float* __restrict y,
+                                             int64_t* __restrict at, int32_t* __restrict tap,
+                                             int64_t first) {
+  const float* __restrict r0 = x;
+  const float* __restrict r1 = x + in_w;
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    float best = r0[2 * ow];
+    int32_t t = 0;
+    const float v1 = r0[2 * ow + 1], v2 = r1[2 * ow], v3 = r1[2 * ow + 1];
+    bool take = max_pool_takes(v1, best);
+    best = rd::pick(take, v1, best);
+    t = take ? 1 : t;
+    take = max_pool_takes(v2, best);
+    best = rd::pick(take, v2, best);
+    t = take ? 2 : t;
+    take = max_pool_takes(v3, best);
+    best = rd::pick(take, v3, best);
+    t = take ? 3 : t;
+    y[ow] = best;
+    tap[ow] = t;
+  }
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    const int64_t t = tap[ow];
+    at[ow] = first + 2 * ow + (t >> 1) * in_w + (t & 1);
+  }
+}
+
+bool tiles_input(const Window2d& g) {
+  return g.kh == g.sh && g.kw == g.sw && g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 &&
+         g.out_h * g.kh <= g.in_h && g.out_w * g.kw <= g.in_w;
+}
+
+void max_pool_tiled(float* out, int64_t* idx, const float* in, const Window2d& g) {
+  const int64_t area = g.in_h * g.in_w, len = g.out_h * g.out_w;
+  parallel_for(g.planes, grain_for(len * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+    std::vector<int32_t> tap(static_cast<size_t>(g.out_w));
+    for (int64_t p = begin; p < end; ++p) {
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        const int64_t first = oh * g.kh * g.in_w;
+        const float* x = in + p * area + first;
+        float* y = out + p * len + oh * g.out_w;
+        int64_t* at = idx + p * len + oh * g.out_w;
+        if (g.kh == 2 && g.kw == 2) {
+          max_pool_tiled_row_2x2(x, g.in_w, g.out_w, y, at, tap.data(), first);
+        } else {
+          max_pool_tiled_row(x, g.in_w, g.kh, g.kw, g.out_w, y, at, tap.data(), first);
+        }
+      }
+    }
+  });
 }
 
 // Row by row: every tap of the window sweeps the whole output row, keeping the running maxima
@@ -140,6 +228,12 @@ void CpuBackend::max_pool2d(const Tensor& out, const Tensor& indices, const Tens
   if (out.numel() == 0) return;
   visit_float_dtype(in.dtype(), "max_pool2d", [&](auto tag) {
     using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float>) {
+      if (tiles_input(g)) {
+        max_pool_tiled(out.data_ptr<T>(), indices.data_ptr<int64_t>(), in.data_ptr<T>(), g);
+        return;
+      }
+    }
     max_pool_impl(out.data_ptr<T>(), indices.data_ptr<int64_t>(), in.data_ptr<T>(), g);
   });
 }
