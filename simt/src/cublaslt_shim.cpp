@@ -9,6 +9,7 @@
 // clang-format off
 // shim_state.h first: it brings in the emulator's CUDA qualifiers before any CUDA header.
 #include "shim_state.h"
+#include "tf32.h"
 // clang-format on
 
 #include "simt/cublaslt_shim.h"
@@ -28,6 +29,8 @@ struct cublasLtContext {
 namespace simt {
 
 namespace {
+
+using detail::to_tf32;
 
 constexpr std::uint32_t kHandleMagic = 0x4C744863;  // "cHtL"
 constexpr std::uint32_t kLayoutMagic = 0x4C74594C;
@@ -104,15 +107,6 @@ size_t element_size(std::uint32_t type) {
     default:
       return 0;
   }
-}
-
-// Round to nearest (ties away) at TF32's 10 significand bits, as the tensor cores read floats.
-float to_tf32(float x) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  if ((bits & 0x7F800000u) != 0x7F800000u) bits = (bits + 0x1000u) & 0xFFFFE000u;
-  std::memcpy(&x, &bits, 4);
-  return x;
 }
 
 double load(const void* p, std::int64_t i, std::uint32_t type, bool tf32) {

@@ -8,6 +8,7 @@
 // clang-format off
 // shim_state.h first: it brings in the emulator's CUDA qualifiers before any CUDA header.
 #include "shim_state.h"
+#include "tf32.h"
 // clang-format on
 
 #include "simt/cudnn_shim.h"
@@ -54,6 +55,8 @@ struct cudnnConvolutionStruct {
 namespace simt {
 
 namespace {
+
+using detail::to_tf32;
 
 thread_local std::string t_message;
 std::atomic<std::uint64_t> g_convs{0};
@@ -109,14 +112,6 @@ size_t element_size(cudnnDataType_t t) {
     default:
       return 0;
   }
-}
-
-float to_tf32(float x) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  if ((bits & 0x7F800000u) != 0x7F800000u) bits = (bits + 0x1000u) & 0xFFFFE000u;
-  std::memcpy(&x, &bits, 4);
-  return x;
 }
 
 double load(const void* p, std::int64_t i, cudnnDataType_t t, bool tf32) {
