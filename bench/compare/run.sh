@@ -218,6 +218,12 @@ echo "- load average (1/5/15 min): $load_before before, $load_after after; $roun
 echo "- ember $(field "$einfo" version) (CPU backend, Release, $(basename "$lib_ember") $(size_mib "$lib_ember") MiB);" \
   "libtorch $(field "$tinfo" version) (Debian libtorch-dev $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?'); libtorch_cpu.so + libc10.so" \
   "$(size_mib "${torch_libs[@]}") MiB)"
+onednn=$(field "$einfo" onednn)
+if [[ $onednn == oneDNN* ]]; then
+  echo "- ember's float32 products: ${onednn%% (*} where it is faster for the shape, else OpenBLAS"
+else
+  echo "- ember's float32 products: OpenBLAS only (oneDNN ${onednn#off: })"
+fi
 echo "- OpenBLAS: $(field "$einfo" openblas_config); core $(field "$einfo" openblas_core)" \
   "(OPENBLAS_CORETYPE=$(field "$einfo" openblas_coretype_env)); libtorch sees core $(field "$tinfo" openblas_core)"
 echo "- libtorch: ATen CPU capability$(field "$tinfo" cpu_capability), oneDNN$(field "$tinfo" mkldnn) ISA: ${dnnl_isa:-not reported}," \
@@ -230,7 +236,7 @@ echo "| --- | ---: | --- | ---: | ---: | ---: | --- | --- |"
 for t in $threads_list; do
   peak_e=$(med ember fma_peak "$t" gflops)
   peak_l=$(med libtorch fma_peak "$t" gflops)
-  peak=$( (echo "$peak_e"; echo "$peak_l") | grep -v nan | median)
+  peak=$( (echo "$peak_e"; echo "$peak_l") | { grep -v nan || true; } | median)
   copy=$( (values ember memcpy "$t" gbps; values libtorch memcpy "$t" gbps) | median)
   if has add_small; then
     row "add, 8 elements" "$t" "ns/op" "$(med ember add_small "$t" ns_per_op)" \
@@ -305,7 +311,7 @@ if [[ " $threads_list " == *" 1 "* ]]; then
   has add_small_grad && row "add, 8 elements, requires_grad" 1 "CPU ns/op" \
     "$(med ember add_small_grad 1 cpu_ns_per_op)" "$(med libtorch add_small_grad 1 cpu_ns_per_op)" \
     lower ">= 2x" 2
-  peak1=$( (med ember fma_peak 1 gflops; med libtorch fma_peak 1 gflops) | grep -v nan | median)
+  peak1=$( (med ember fma_peak 1 gflops; med libtorch fma_peak 1 gflops) | { grep -v nan || true; } | median)
   for n in 512 1024 2048; do
     has "sgemm$n" || continue
     e=$(med ember "sgemm$n" 1 cpu_ms)
