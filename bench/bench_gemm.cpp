@@ -3,9 +3,12 @@
 // 2*n*m*k per product).
 #include <benchmark/benchmark.h>
 
+#include <iterator>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "ember/backends.h"
 #include "ember/ember.h"
 
 using namespace ember;
@@ -66,6 +69,38 @@ BENCHMARK(BM_BatchedSmall)
     ->Args({256, 64})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+// The products of the training workloads through each float32 library: arg 0 picks the shape
+// of kShapes, arg 1 the library (0 OpenBLAS, 1 oneDNN where ember's rule would pick it for the
+// shape; without oneDNN both rows are OpenBLAS). "T" marks an operand passed transposed.
+struct GemmShape {
+  int64_t m, n, k;
+  bool ta, tb;
+  const char* where;
+};
+constexpr GemmShape kShapes[] = {
+    {128, 512, 784, false, true, "MLP fc1 forward, A B^T"},
+    {128, 784, 512, false, false, "MLP input gradient, A B"},
+    {512, 784, 128, true, false, "MLP weight gradient, A^T B"},
+    {64, 128, 3136, false, true, "CNN fc1 forward, A B^T"},
+    {64, 196, 288, false, false, "CNN conv2 forward per sample, A B"},
+    {2048, 256, 256, false, true, "transformer projection, A B^T"},
+    {2048, 1024, 256, false, true, "transformer feed-forward, A B^T"},
+    {512, 512, 512, false, false, "square 512, A B"},
+};
+
+void BM_SgemmLibrary(benchmark::State& state) {
+  const GemmShape& s = kShapes[state.range(0)];
+  backends::mkldnn::FlagsGuard guard(state.range(1) == 1);
+  Tensor a = s.ta ? random_matrix({s.k, s.m}, kFloat32, 9).t() : random_matrix({s.m, s.k}, kFloat32, 9);
+  Tensor b = s.tb ? random_matrix({s.n, s.k}, kFloat32, 10).t() : random_matrix({s.k, s.n}, kFloat32, 10);
+  for (auto _ : state) benchmark::DoNotOptimize(mm(a, b).data_ptr());
+  set_flops(state, 2.0 * s.m * s.n * s.k);
+  state.SetLabel(std::string(s.where) + (state.range(1) == 1 ? " [oneDNN on]" : " [oneDNN off]"));
+}
+BENCHMARK(BM_SgemmLibrary)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kShapes) - 1, 1), {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

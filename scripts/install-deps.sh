@@ -13,6 +13,7 @@ PACKAGES=(
   ninja-build       # the build tool the scripts use
   ccache            # fast rebuilds
   libopenblas-dev   # GEMM
+  libdnnl2          # oneDNN's sgemm, loaded at run time (faster float32 products)
   libgtest-dev      # unit tests
   libgmock-dev      # unit tests (matchers)
   libbenchmark-dev  # benchmarks under bench/

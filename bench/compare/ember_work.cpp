@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
     } else if (args.workload == "info") {
       r.add("version", EMBER_VERSION_STRING);
       r.add("num_threads", get_num_threads());
+      r.add("onednn", backends::mkldnn::is_available() && backends::mkldnn::enabled()
+                          ? backends::mkldnn::describe()
+                          : "off: " + backends::mkldnn::describe());
     } else if (args.workload == "add_small") {
       add_small(args, r, false);
     } else if (args.workload == "add_small_grad") {

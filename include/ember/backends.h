@@ -1,5 +1,8 @@
-// Switches for the libraries CUDA ops may use, after PyTorch's torch.backends.
+// Switches for the optional libraries ops may use (cuDNN on CUDA devices, oneDNN on the CPU),
+// after PyTorch's torch.backends.
 #pragma once
+
+#include <string>
 
 namespace ember::backends::cudnn {
 
@@ -34,3 +37,33 @@ class FlagsGuard {
 };
 
 }  // namespace ember::backends::cudnn
+
+namespace ember::backends::mkldnn {
+
+// oneDNN (named mkldnn after torch.backends.mkldnn) on the CPU: true when its shared library
+// (libdnnl.so.3 or .2, or the file EMBER_ONEDNN_LIBRARY names; "none" loads nothing) was found
+// at run time. ember is never linked against it; without it float32 gemms use OpenBLAS alone.
+bool is_available();
+
+// Route float32 matrix products whose shape oneDNN's sgemm runs faster than OpenBLAS's to oneDNN
+// (default true; the environment variable EMBER_ONEDNN=0 makes the default false). Results
+// differ from OpenBLAS's only in the order of the float32 additions.
+void set_enabled(bool enabled);
+bool enabled();
+
+// "oneDNN 2.6.3 (/usr/lib/x86_64-linux-gnu/libdnnl.so.2)", or why it is not available.
+std::string describe();
+
+// Sets the switch for a scope and restores it at its end (torch.backends.mkldnn.flags).
+class FlagsGuard {
+ public:
+  explicit FlagsGuard(bool enabled);
+  ~FlagsGuard();
+  FlagsGuard(const FlagsGuard&) = delete;
+  FlagsGuard& operator=(const FlagsGuard&) = delete;
+
+ private:
+  bool enabled_;
+};
+
+}  // namespace ember::backends::mkldnn

@@ -1,5 +1,5 @@
-// CPU matmul: float32/float64 through OpenBLAS (transposed views go in as trans flags, not
-// copies), float16/bfloat16 through float32 blocks, integers through a blocked naive loop.
+// CPU matmul: float32 through oneDNN or OpenBLAS, float64 through OpenBLAS (transposed views go
+// in as trans flags, not copies), float16/bfloat16 through float32 blocks, integers through a blocked naive loop.
 #include <cblas.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/onednn.h"
 #include "backend/matrix_layout.h"
 #include "core/dispatch.h"
 #include "ember/parallel.h"
@@ -45,16 +46,63 @@ void set_blas_threads(int n) {
   current.store(n, std::memory_order_relaxed);
 }
 
-void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+// Whether oneDNN computes a float32 product. Its sgemm beat OpenBLAS 0.3.21's on nearly every
+// shape measured on an AVX-512 core (bench/bench_gemm.cpp, docs/perf.md) except when a dimension
+// is tiny (its set-up dominates) and for A B^T whose k is long next to m and n.
+bool prefer_onednn(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+  if (std::min({m, n, k}) < 16) return false;
+  return !(tb && !ta && k > 4 * std::max(m, n));
+}
+
+// oneDNN on `threads` of ember's threads: a large product is cut into one block of rows (or of
+// columns, whichever is longer) per thread, each a single-threaded oneDNN call.
+void onednn_gemm(cpu::OnednnSgemm fn, int threads, bool ta, bool tb, int64_t m, int64_t n,
+                 int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                 float beta, float* c, int64_t ldc) {
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const auto parts = static_cast<int64_t>(
+      std::min(static_cast<double>(threads), work / static_cast<double>(kSmallGemm)));
+  if (parts <= 1) {
+    cpu::onednn_sgemm_call(fn, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  const bool by_rows = m >= n;
+  const int64_t len = by_rows ? m : n;
+  const int64_t block = ((len + parts - 1) / parts + 15) & ~int64_t{15};  // a multiple of 16
+  parallel_for((len + block - 1) / block, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t s = i * block, w = std::min(len, s + block) - s;
+      if (by_rows) {
+        cpu::onednn_sgemm_call(fn, ta, tb, w, n, k, alpha, ta ? a + s : a + s * lda, lda, b, ldb,
+                               beta, c + s * ldc, ldc);
+      } else {
+        cpu::onednn_sgemm_call(fn, ta, tb, m, w, k, alpha, a, lda, tb ? b + s * ldb : b + s, ldb,
+                               beta, c + s, ldc);
+      }
+    }
+  });
+}
+
+// C = alpha * op(A) op(B) + beta * C on `threads` threads: oneDNN when it is loaded, enabled and
+// faster for the shape, else OpenBLAS.
+void blas_gemm(int threads, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+               int64_t ldc) {
+  if (cpu::OnednnSgemm fn = cpu::onednn_sgemm(); fn != nullptr && prefer_onednn(ta, tb, m, n, k)) {
+    onednn_gemm(fn, threads, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  set_blas_threads(threads);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
               static_cast<blasint>(ldc));
 }
 
-void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
-               int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+void blas_gemm(int threads, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+               const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+               int64_t ldc) {
+  set_blas_threads(threads);
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
@@ -122,8 +170,8 @@ struct BlasGemm {
         alpha(static_cast<C>(alpha_)),
         beta(static_cast<C>(beta_)) {}
 
-  // out[batch] = alpha * a[batch] @ b[batch] + beta * out[batch]
-  void run(int64_t batch, Scratch<C>& s) const {
+  // out[batch] = alpha * a[batch] @ b[batch] + beta * out[batch], on `threads` threads.
+  void run(int64_t batch, Scratch<C>& s, int threads) const {
     const int64_t n = out.rows, m = out.cols, k = a.cols;
     Operand<C> A = kNative && la.ok
                        ? Operand<C>{reinterpret_cast<const C*>(a.at<T>(batch)), la.trans, la.ld}
@@ -135,10 +183,12 @@ struct BlasGemm {
       if (lo.ok) {
         C* c = out.at<C>(batch);
         if (!lo.trans) {
-          blas_gemm(A.trans, B.trans, n, m, k, alpha, A.ptr, A.ld, B.ptr, B.ld, beta, c, lo.ld);
+          blas_gemm(threads, A.trans, B.trans, n, m, k, alpha, A.ptr, A.ld, B.ptr, B.ld, beta, c,
+                    lo.ld);
         } else {
           // A column-major C is the row-major C^T = B^T A^T.
-          blas_gemm(!B.trans, !A.trans, m, n, k, alpha, B.ptr, B.ld, A.ptr, A.ld, beta, c, lo.ld);
+          blas_gemm(threads, !B.trans, !A.trans, m, n, k, alpha, B.ptr, B.ld, A.ptr, A.ld, beta, c,
+                    lo.ld);
         }
         return;
       }
@@ -153,8 +203,8 @@ struct BlasGemm {
         }
       }
     }
-    blas_gemm(A.trans, B.trans, n, m, k, alpha, A.ptr, A.ld, B.ptr, B.ld, beta, s.c.data(),
-              std::max<int64_t>(m, 1));
+    blas_gemm(threads, A.trans, B.trans, n, m, k, alpha, A.ptr, A.ld, B.ptr, B.ld, beta,
+              s.c.data(), std::max<int64_t>(m, 1));
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < m; ++j) dst[i * out.rs + j * out.cs] = cast<T>(s.c[i * m + j]);
     }
@@ -249,21 +299,19 @@ void scale_out(const Tensor& out, double beta) {
   });
 }
 
-// Runs fn(b0, b1) over [0, batches): split across our threads with single-threaded BLAS when
-// the matrices are small or many, else in one call with OpenBLAS using every thread.
+// Runs fn(b0, b1, threads) over [0, batches): split across our threads with single-threaded
+// gemms when the matrices are small or many, else in one call whose gemms use every thread.
 template <class Fn>
 void for_batches(int64_t batches, double work, Fn&& fn) {
   const int threads = get_num_threads();
   if (in_parallel_region()) {
-    set_blas_threads(1);
-    fn(0, batches);
+    fn(0, batches, 1);
   } else if (batches == 1 || (work >= static_cast<double>(kSmallGemm) && batches < 4 * threads)) {
-    set_blas_threads(threads);
-    fn(0, batches);
+    fn(0, batches, threads);
   } else {
-    set_blas_threads(1);
     const double grain = std::max(1.0, static_cast<double>(kGemmGrain) / std::max(work, 1.0));
-    parallel_for(batches, static_cast<int64_t>(grain), fn);
+    parallel_for(batches, static_cast<int64_t>(grain),
+                 [&](int64_t b0, int64_t b1) { fn(b0, b1, 1); });
   }
 }
 
@@ -297,9 +345,9 @@ void gemm_typed(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, doubl
     if (n <= kBlasIntMax && m <= kBlasIntMax && k <= kBlasIntMax) {
       using C = compute_t<T>;
       const BlasGemm<T> g(out, a, b, alpha, beta);
-      for_batches(batches, work, [&](int64_t b0, int64_t b1) {
+      for_batches(batches, work, [&](int64_t b0, int64_t b1, int threads) {
         Scratch<C> s;  // the native layouts usually leave it empty
-        for (int64_t i = b0; i < b1; ++i) g.run(i, s);
+        for (int64_t i = b0; i < b1; ++i) g.run(i, s, threads);
       });
       return;
     }

@@ -1,0 +1,119 @@
+// Loads oneDNN's shared library once per process and answers backends::mkldnn.
+#include "backend/cpu/onednn.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "cuda/dynlib.h"
+#include "ember/backends.h"
+#include "ember/error.h"
+
+namespace ember::cpu {
+
+namespace {
+
+// dnnl_version_t of oneDNN 2.x and 3.x.
+struct DnnlVersion {
+  int major, minor, patch;
+  const char* hash;
+  unsigned cpu_runtime, gpu_runtime;
+};
+constexpr unsigned kRuntimeSeq = 1, kRuntimeOmp = 2;
+
+struct Onednn {
+  OnednnSgemm sgemm = nullptr;
+  int (*omp_get_max_threads)() = nullptr;  // both null unless oneDNN threads with OpenMP
+  void (*omp_set_num_threads)(int) = nullptr;
+  std::string description;  // "oneDNN 2.6.3 (path)" or why it is missing
+};
+
+const Onednn& onednn() {
+  static const Onednn lib = [] {
+    Onednn o;
+    const cuda_detail::SharedLibrary so =
+        cuda_detail::open_library("EMBER_ONEDNN_LIBRARY", {"libdnnl.so.3", "libdnnl.so.2"});
+    if (!so) {
+      o.description = "not found (" + so.error + ")";
+      return o;
+    }
+    auto version = reinterpret_cast<const DnnlVersion* (*)()>(find_symbol(so, "dnnl_version"));
+    auto sgemm = reinterpret_cast<OnednnSgemm>(find_symbol(so, "dnnl_sgemm"));
+    if (version == nullptr || sgemm == nullptr) {
+      o.description = so.path + " lacks dnnl_version or dnnl_sgemm";
+      return o;
+    }
+    const DnnlVersion* v = version();
+    const std::string name = "oneDNN " + std::to_string(v->major) + "." +
+                             std::to_string(v->minor) + "." + std::to_string(v->patch) + " (" +
+                             so.path + ")";
+    if (v->cpu_runtime == kRuntimeOmp) {
+      // dlsym through the handle also searches its dependencies: oneDNN's own OpenMP runtime.
+      o.omp_get_max_threads =
+          reinterpret_cast<int (*)()>(find_symbol(so, "omp_get_max_threads"));
+      o.omp_set_num_threads =
+          reinterpret_cast<void (*)(int)>(find_symbol(so, "omp_set_num_threads"));
+      if (o.omp_get_max_threads == nullptr || o.omp_set_num_threads == nullptr) {
+        o.description = name + ": its OpenMP runtime could not be found";
+        return o;
+      }
+    } else if (v->cpu_runtime != kRuntimeSeq) {
+      // TBB and threadpool builds would start threads ember cannot bound per call.
+      o.description = name + ": built with CPU runtime " + std::to_string(v->cpu_runtime) +
+                      ", ember needs the OpenMP or the sequential one";
+      return o;
+    }
+    o.sgemm = sgemm;
+    o.description = name;
+    return o;
+  }();
+  return lib;
+}
+
+// EMBER_ONEDNN=0 (or "off", "false") turns oneDNN off by default.
+bool enabled_from_env() {
+  const char* v = std::getenv("EMBER_ONEDNN");
+  if (v == nullptr) return true;
+  return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "false") == 0);
+}
+
+std::atomic<bool>& enabled_flag() {
+  static std::atomic<bool> flag{enabled_from_env()};
+  return flag;
+}
+
+}  // namespace
+
+OnednnSgemm onednn_sgemm() {
+  return enabled_flag().load(std::memory_order_relaxed) ? onednn().sgemm : nullptr;
+}
+
+void onednn_sgemm_call(OnednnSgemm fn, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                       float beta, float* c, int64_t ldc) {
+  const Onednn& o = onednn();
+  // The caller's OpenMP setting (its own parallel regions) is restored after the call.
+  const int omp_threads = o.omp_get_max_threads != nullptr ? o.omp_get_max_threads() : 1;
+  if (omp_threads != 1) o.omp_set_num_threads(1);
+  const int status = fn(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (omp_threads != 1) o.omp_set_num_threads(omp_threads);
+  if (status != 0) {
+    throw Error("[matmul] oneDNN's sgemm failed with status " + std::to_string(status) + " for " +
+                std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
+  }
+}
+
+}  // namespace ember::cpu
+
+namespace ember::backends::mkldnn {
+
+bool is_available() { return cpu::onednn().sgemm != nullptr; }
+void set_enabled(bool enabled) { cpu::enabled_flag().store(enabled); }
+bool enabled() { return cpu::enabled_flag().load(); }
+std::string describe() { return cpu::onednn().description; }
+
+FlagsGuard::FlagsGuard(bool enabled) : enabled_(mkldnn::enabled()) { set_enabled(enabled); }
+FlagsGuard::~FlagsGuard() { set_enabled(enabled_); }
+
+}  // namespace ember::backends::mkldnn
