@@ -216,6 +216,79 @@ TEST(NnConv, MaxPoolTiledMatchesGenericPath) {
   }
 }
 
+// conv2d's output and its three gradients against a direct float64 loop, over geometries that
+// take each CPU path: the shifted whole-tap copies of stride-1 "same"-width convolutions (3x3,
+// 5x5, dilated, 3x1, 1x3, images one pixel wide or high), the row-by-row copies (strides,
+// no padding, asymmetric padding), groups, and with and without a bias (folded into the gemm).
+TEST(NnConv, Conv2dGeometriesMatchDirectLoop) {
+  struct Geo {
+    int64_t c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+  };
+  const Geo geos[] = {
+      {3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},  {2, 6, 7, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1},
+      {2, 7, 6, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1},  {3, 6, 5, 2, 3, 1, 1, 1, 0, 0, 1, 1, 1},
+      {2, 4, 6, 3, 1, 3, 1, 1, 0, 1, 1, 1, 1},  {2, 5, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {2, 1, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},  {3, 7, 8, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+      {3, 6, 6, 2, 3, 3, 1, 1, 0, 0, 1, 1, 1},  {2, 6, 7, 3, 3, 3, 1, 1, 0, 1, 1, 1, 1},
+      {4, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+  };
+  manual_seed(11);
+  for (const Geo& g : geos) {
+    for (bool with_bias : {true, false}) {
+      const int64_t n = 3, cg = g.c / g.groups, og = g.o / g.groups;
+      Tensor x = randn({n, g.c, g.h, g.w}, TensorOptions().requires_grad(true));
+      Tensor w = randn({g.o, cg, g.kh, g.kw}, TensorOptions().requires_grad(true));
+      Tensor b = with_bias ? randn({g.o}, TensorOptions().requires_grad(true)) : Tensor();
+      Tensor y = F::conv2d(x, w, b, {g.sh, g.sw}, {g.ph, g.pw}, {g.dh, g.dw}, g.groups);
+      const int64_t oh = y.size(2), ow = y.size(3);
+      const Tensor r = randn(y.sizes());
+      (y * r).sum().backward();
+
+      const std::vector<double> X = x.detach().to(kFloat64).to_vector<double>();
+      const std::vector<double> Wt = w.detach().to(kFloat64).to_vector<double>();
+      const std::vector<double> R = r.to(kFloat64).to_vector<double>();
+      std::vector<double> Y(static_cast<size_t>(n * g.o * oh * ow), 0.0), GX(X.size(), 0.0),
+          GW(Wt.size(), 0.0), GB(static_cast<size_t>(g.o), 0.0);
+      for (int64_t s = 0; s < n; ++s)
+        for (int64_t o = 0; o < g.o; ++o)
+          for (int64_t i = 0; i < oh; ++i)
+            for (int64_t j = 0; j < ow; ++j) {
+              const int64_t yi = ((s * g.o + o) * oh + i) * ow + j;
+              GB[o] += R[yi];
+              for (int64_t c = 0; c < cg; ++c)
+                for (int64_t ki = 0; ki < g.kh; ++ki)
+                  for (int64_t kj = 0; kj < g.kw; ++kj) {
+                    const int64_t hh = i * g.sh - g.ph + ki * g.dh, ww = j * g.sw - g.pw + kj * g.dw;
+                    if (hh < 0 || hh >= g.h || ww < 0 || ww >= g.w) continue;
+                    const int64_t xc = o / og * cg + c;
+                    const int64_t xi = ((s * g.c + xc) * g.h + hh) * g.w + ww;
+                    const int64_t wi = ((o * cg + c) * g.kh + ki) * g.kw + kj;
+                    Y[yi] += Wt[wi] * X[xi];
+                    GX[xi] += R[yi] * Wt[wi];
+                    GW[wi] += R[yi] * X[xi];
+                  }
+            }
+      if (with_bias) {
+        const std::vector<double> B = b.detach().to(kFloat64).to_vector<double>();
+        for (size_t k = 0; k < Y.size(); ++k) Y[k] += B[(k / static_cast<size_t>(oh * ow)) % g.o];
+      }
+      const auto expect_near = [&](const Tensor& got, const std::vector<double>& want,
+                                   const char* what) {
+        const std::vector<double> v = got.to(kFloat64).to_vector<double>();
+        ASSERT_EQ(v.size(), want.size()) << what;
+        for (size_t k = 0; k < v.size(); ++k) {
+          ASSERT_NEAR(v[k], want[k], 1e-4 * (1 + std::abs(want[k])))
+              << what << " at " << k << ", geometry " << (&g - geos) << ", bias " << with_bias;
+        }
+      };
+      expect_near(y.detach(), Y, "output");
+      expect_near(x.grad(), GX, "input gradient");
+      expect_near(w.grad(), GW, "weight gradient");
+      if (with_bias) expect_near(b.grad(), GB, "bias gradient");
+    }
+  }
+}
+
 // A tiny conv net on a fixed batch: the loss must fall under plain SGD steps.
 TEST(NnConv, TinyConvNetTrains) {
   manual_seed(3);

@@ -42,21 +42,83 @@ void im2col_row(T* dst, const T* plane, const Window2d& g, int64_t ki, int64_t k
   }
 }
 
+// Stride 1 with out_w == in_w ("same" padding, the common 3x3 pad-1 case): the input element
+// under tap (ki, kj) of output position o = oh * W + ow is o + shift of the plane, so one tap's
+// whole block is one shifted copy of the rows it covers; only the columns the tap moves outside
+// the row (|kj * dw - pw| per row) and the rows outside the image are zeros.
+bool flat_taps(const Window2d& g) { return g.sh == 1 && g.sw == 1 && g.out_w == g.in_w; }
+
+// The part of a flat tap that stays inside the image: output positions [o0, o1) (whole rows
+// [oh0, oh1), less the columns that fall off the first and last of them), the input offset
+// `shift`, and the columns [w0, w1) inside the row.
+struct FlatTap {
+  int64_t oh0, oh1, w0, w1, shift, o0, o1;
+  FlatTap(const Window2d& g, int64_t ki, int64_t kj) {
+    cpu::valid_range(g.in_h, g.out_h, 1, g.ph, ki * g.dh, oh0, oh1);
+    cpu::valid_range(g.in_w, g.out_w, 1, g.pw, kj * g.dw, w0, w1);
+    const int64_t dc = kj * g.dw - g.pw;  // column offset of the tap
+    shift = (ki * g.dh - g.ph) * g.in_w + dc;
+    const int64_t len = g.out_h * g.out_w;
+    o0 = std::min(len, oh0 * g.out_w + std::max<int64_t>(0, -dc));
+    o1 = std::clamp(oh1 * g.out_w - std::max<int64_t>(0, dc), o0, len);
+  }
+};
+
+template <class T>
+void im2col_flat(T* dst, const T* plane, const Window2d& g, int64_t ki, int64_t kj) {
+  const FlatTap t(g, ki, kj);
+  const int64_t len = g.out_h * g.out_w, W = g.out_w;
+  std::fill(dst, dst + t.o0, T(0));
+  if (t.o1 > t.o0) {
+    std::memcpy(dst + t.o0, plane + t.o0 + t.shift, static_cast<size_t>(t.o1 - t.o0) * sizeof(T));
+  }
+  std::fill(dst + t.o1, dst + len, T(0));
+  // The copy wrapped into the neighbouring row where the tap leaves the row.
+  for (int64_t oh = t.oh0; oh < t.oh1; ++oh) {
+    for (int64_t ow = 0; ow < t.w0; ++ow) dst[oh * W + ow] = T(0);
+    for (int64_t ow = t.w1; ow < W; ++ow) dst[oh * W + ow] = T(0);
+  }
+}
+
 template <class T>
 void im2col_impl(T* col, const T* in, const Window2d& g) {
   const int64_t taps = g.kh * g.kw, len = g.out_h * g.out_w;
+  const bool flat = flat_taps(g);
   parallel_for(g.planes * taps, grain_for(len), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t p = r / taps, t = r % taps;
-      im2col_row(col + r * len, in + p * g.in_h * g.in_w, g, t / g.kw, t % g.kw);
+      const T* plane = in + p * g.in_h * g.in_w;
+      if (flat) {
+        im2col_flat(col + r * len, plane, g, t / g.kw, t % g.kw);
+      } else {
+        im2col_row(col + r * len, plane, g, t / g.kw, t % g.kw);
+      }
     }
   });
 }
 
-// Adds every col row of one plane back onto the plane (acc, in the compute type).
+// Adds every col row of one plane back onto the plane (acc, in the compute type). With flat
+// taps, each tap is one shifted add over the rows it covers, after the entries of the columns it
+// moves outside the row are zeroed in col (scratch: col2im's caller owns and discards it).
 template <class T, class C>
-void col2im_plane(C* acc, const T* col, const Window2d& g) {
+void col2im_plane(C* acc, T* col, const Window2d& g) {
   const int64_t len = g.out_h * g.out_w;
+  if (flat_taps(g)) {
+    const int64_t W = g.out_w;
+    for (int64_t ki = 0; ki < g.kh; ++ki) {
+      for (int64_t kj = 0; kj < g.kw; ++kj) {
+        T* src = col + (ki * g.kw + kj) * len;
+        const FlatTap t(g, ki, kj);
+        for (int64_t oh = t.oh0; oh < t.oh1; ++oh) {
+          for (int64_t ow = 0; ow < t.w0; ++ow) src[oh * W + ow] = T(0);
+          for (int64_t ow = t.w1; ow < W; ++ow) src[oh * W + ow] = T(0);
+        }
+        C* dst = acc + t.shift;
+        for (int64_t o = t.o0; o < t.o1; ++o) dst[o] += static_cast<C>(src[o]);
+      }
+    }
+    return;
+  }
   for (int64_t ki = 0; ki < g.kh; ++ki) {
     for (int64_t kj = 0; kj < g.kw; ++kj) {
       const T* src = col + (ki * g.kw + kj) * len;
@@ -78,7 +140,7 @@ void col2im_plane(C* acc, const T* col, const Window2d& g) {
 }
 
 template <class T>
-void col2im_impl(T* in, const T* col, const Window2d& g) {
+void col2im_impl(T* in, T* col, const Window2d& g) {
   using C = compute_t<T>;
   const int64_t area = g.in_h * g.in_w, rows = g.kh * g.kw * g.out_h * g.out_w;
   parallel_for(g.planes, grain_for(rows + area), [&](int64_t begin, int64_t end) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <tuple>
+#include <utility>
 #include <vector>
 #include <sstream>
 
@@ -46,6 +48,8 @@ struct ConvShape {
     const int64_t per = std::max<int64_t>(c * taps() * len(), 1);
     return std::clamp<int64_t>(kColBudget / per, 1, std::max<int64_t>(n, 1));
   }
+  // Whether for_sample_chunks hands out one sample at a time on dev.
+  bool one_sample_chunks(Device dev) const { return dev.is_cpu() || chunk() == 1; }
   Window2d window(int64_t samples) const {
     Window2d g = win;
     g.planes = samples * c;
@@ -59,6 +63,23 @@ Tensor columns(const Tensor& x, const ConvShape& s) {
   if (s.pointwise()) return x.view({samples, s.c, s.len()});
   Tensor col = make_empty({samples, s.c * s.taps(), s.len()}, x.dtype(), x.device(), false, "conv2d");
   backend(x.device()).im2col(col, x, s.window(samples));
+  return col;
+}
+
+// Whether the bias can ride in the gemms of one sample: a row of ones appended to the column
+// matrix, the bias appended to the weight as one more column. Then conv forward adds the bias
+// inside its gemm (no pass writes it into y first) and the weight gradient's gemm yields the
+// bias gradient as its extra column (no separate reduction over gy). Needs a column matrix of
+// its own (not the input itself, as for 1x1 kernels), one group and one-sample chunks.
+bool folds_bias(const ConvShape& s, Device dev) {
+  return s.groups == 1 && !s.pointwise() && s.kg() > 0 && s.one_sample_chunks(dev);
+}
+
+// One sample's column matrix (1, kg + 1, oh * ow) with the row of ones last.
+Tensor columns_with_ones(const Tensor& x1, const ConvShape& s) {
+  Tensor col = make_empty({1, s.kg() + 1, s.len()}, x1.dtype(), x1.device(), false, "conv2d");
+  backend(x1.device()).im2col(col.narrow(1, 0, s.kg()), x1, s.window(1));
+  col.narrow(1, s.kg(), 1).fill_(1.0);
   return col;
 }
 
@@ -118,8 +139,16 @@ Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const 
     if (backend(x.device()).conv2d_forward(s.op, y, x, w, s.win, s.groups, beta)) return y;
   }
   const Tensor w2 = w.view({s.o, s.kg()});
+  // (o, kg + 1): the weight with the bias as its last column, for one-sample chunks.
+  const Tensor wb =
+      bias.defined() && folds_bias(s, x.device()) ? cat({w2, bias.view({s.o, 1})}, 1) : Tensor();
   for_sample_chunks(s, x.device(), [&](Tensor&, int64_t n0, int64_t nc) {
     Tensor y3 = y.narrow(0, n0, nc).view({nc, s.o, s.len()});
+    if (wb.defined()) {
+      backend(x.device()).gemm(y3, wb.unsqueeze(0), columns_with_ones(x.narrow(0, n0, 1), s), 1.0,
+                               0.0);
+      return;
+    }
     if (bias.defined()) y3.copy_(bias.view({1, s.o, 1}).expand({nc, s.o, s.len()}));
     if (s.kg() == 0) {
       if (!bias.defined()) y3.zero_();
@@ -155,26 +184,38 @@ Tensor conv_backward_input(const Tensor& gy, const Tensor& w, const ConvShape& s
   return gx;
 }
 
-// The gradient of conv_forward's weight: sum over samples of gy_g @ col_g^T. gy, x contiguous.
-// Each worker accumulates its samples into its own (o, kg) partial; the partials are summed.
-Tensor conv_backward_weight(const Tensor& gy, const Tensor& x, const ConvShape& s) {
+// The gradients of conv_forward's weight (sum over samples of gy_g @ col_g^T) and, when
+// with_bias, of its bias (gy summed over samples and positions). gy, x contiguous. Each worker
+// accumulates its samples into its own (o, kg) partial — (o, kg + 1) with the bias gradient as
+// the last column where folds_bias — and the partials are summed.
+std::pair<Tensor, Tensor> conv_backward_weight(const Tensor& gy, const Tensor& x,
+                                               const ConvShape& s, bool with_bias) {
   const Shape wshape{s.o, s.c / s.groups, s.win.kh, s.win.kw};
+  const auto bias_grad = [&] { return with_bias ? gy.sum({0, 2, 3}) : Tensor(); };
   if (s.n == 0 || s.len() == 0 || s.kg() == 0 || s.o == 0) {
-    return zeros(wshape, TensorOptions(gy.dtype()).device(gy.device()));
+    return {zeros(wshape, TensorOptions(gy.dtype()).device(gy.device())), bias_grad()};
   }
   Backend& be = backend(gy.device());
   if (!gy.device().is_cpu() && backends::cudnn::enabled() && backends::cudnn::is_available()) {
     Tensor gw = make_empty(wshape, gy.dtype(), gy.device(), false, s.op);
-    if (be.conv2d_backward_weight(s.op, gw, gy, x, s.win, s.groups)) return gw;
+    if (be.conv2d_backward_weight(s.op, gw, gy, x, s.win, s.groups)) return {gw, bias_grad()};
   }
   const int64_t og = s.og(), kg = s.kg();
+  // Whether the partials carry the bias gradient as their last column.
+  const bool fold = with_bias && folds_bias(s, gy.device());
   const std::vector<Tensor> partials = for_sample_chunks(s, gy.device(), [&](Tensor& acc, int64_t n0,
                                                                              int64_t nc) {
     const Tensor gy3 = gy.narrow(0, n0, nc).view({nc, s.o, s.len()});
-    const Tensor col = columns(x.narrow(0, n0, nc), s);
     if (nc == 1) {
       // Accumulate straight into the worker's partial (beta = 1 after its first sample).
       const bool first = !acc.defined();
+      if (fold) {  // one-sample chunks only
+        if (first) acc = make_empty({1, s.o, kg + 1}, gy.dtype(), gy.device(), false, "conv2d");
+        be.gemm(acc, gy3, columns_with_ones(x.narrow(0, n0, 1), s).transpose(1, 2), 1.0,
+                first ? 0.0 : 1.0);
+        return;
+      }
+      const Tensor col = columns(x.narrow(0, n0, nc), s);
       if (first) acc = make_empty({1, s.o, kg}, gy.dtype(), gy.device(), false, "conv2d");
       for (int64_t g = 0; g < s.groups; ++g) {
         be.gemm(acc.narrow(1, g * og, og), gy3.narrow(1, g * og, og),
@@ -182,6 +223,7 @@ Tensor conv_backward_weight(const Tensor& gy, const Tensor& x, const ConvShape& 
       }
       return;
     }
+    const Tensor col = columns(x.narrow(0, n0, nc), s);
     Tensor part = make_empty({nc, s.o, kg}, gy.dtype(), gy.device(), false, "conv2d");
     for (int64_t g = 0; g < s.groups; ++g) {
       be.gemm(part.narrow(1, g * og, og), gy3.narrow(1, g * og, og),
@@ -190,11 +232,15 @@ Tensor conv_backward_weight(const Tensor& gy, const Tensor& x, const ConvShape& 
     Tensor summed = part.sum({0}, true);
     acc = acc.defined() ? acc + summed : summed;
   });
-  Tensor gw;
+  Tensor total;
   for (const Tensor& p : partials) {
-    if (p.defined()) gw = gw.defined() ? gw + p : p;
+    if (p.defined()) total = total.defined() ? total + p : p;
   }
-  return gw.view(wshape);
+  if (fold) {
+    return {total.narrow(2, 0, kg).contiguous().view(wshape),
+            total.select(2, kg).view({s.o}).contiguous()};
+  }
+  return {total.view(wshape), bias_grad()};
 }
 
 // ---- argument checks ----------------------------------------------------------------------------
@@ -327,8 +373,12 @@ Tensor conv2d_impl(const Tensor& x, const Tensor& w, const Tensor& bias, const C
                      const Tensor gy = g[0].contiguous();
                      Tensor gx, gw, gb;
                      if (c.needs(0)) gx = conv_backward_input(gy, c.saved[1].contiguous(), s);
-                     if (c.needs(1)) gw = conv_backward_weight(gy, c.saved[0].contiguous(), s);
-                     if (c.needs(2)) gb = gy.sum({0, 2, 3});
+                     if (c.needs(1)) {
+                       std::tie(gw, gb) =
+                           conv_backward_weight(gy, c.saved[0].contiguous(), s, c.needs(2));
+                     } else if (c.needs(2)) {
+                       gb = gy.sum({0, 2, 3});
+                     }
                      return TensorList{gx, gw, gb};
                    });
   return y;
@@ -580,7 +630,9 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                        const Tensor gy = gr[0].contiguous();
                        Tensor gx, gw, gb;
                        if (c.needs(0)) gx = conv_forward(gy, c.saved[1].contiguous(), {}, s);
-                       if (c.needs(1)) gw = conv_backward_weight(c.saved[0].contiguous(), gy, s);
+                       if (c.needs(1)) {
+                         gw = conv_backward_weight(c.saved[0].contiguous(), gy, s, false).first;
+                       }
                        if (c.needs(2)) gb = gy.sum({0, 2, 3});
                        return TensorList{gx, gw, gb};
                      });
