@@ -5,7 +5,7 @@
 #
 #   bench/compare/run.sh [--rounds N] [--threads "1 2"] [--workloads a,b,...] [--min-time S]
 #                        [--quick] [--omp-passive] [--no-build] [--build-dir DIR] [--out FILE]
-#                        [--report-only]
+#                        [--report-only] [--build-only]
 #
 #   --rounds N       timed rounds per workload and thread count (default 5)
 #   --threads LIST   thread counts (default "1 2")
@@ -19,6 +19,7 @@
 #   --build-dir DIR  the build tree (default build-compare/ in the repository)
 #   --out FILE       keep the raw results, one JSON line per run (default DIR/results.jsonl)
 #   --report-only    no build and no runs: print the table of the results already in FILE
+#   --build-only     build (and install what is missing), no runs, no report (train.sh uses it)
 #
 # Leaves OPENBLAS_CORETYPE as the environment sets it, and reports the OpenBLAS core in use.
 # "ember vs libtorch" is stated so that > 1 means ember is better (faster, or smaller).
@@ -41,6 +42,7 @@ workloads=("${ALL_WORKLOADS[@]}")
 min_time=1
 build=1
 runs=1
+report=1
 omp_policy=default
 build_dir=$ROOT/build-compare
 out=""
@@ -54,6 +56,7 @@ while (($#)); do
     --omp-passive) omp_policy=PASSIVE ;;
     --no-build) build=0 ;;
     --report-only) build=0; runs=0 ;;
+    --build-only) runs=0; report=0 ;;
     --build-dir) build_dir=${2:?}; shift ;;
     --out) out=${2:?}; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -80,8 +83,9 @@ if ((build)); then
   fi
   cmake -S "$ROOT/bench/compare" -B "$build_dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >&2
   log "build ember (Release) and both programs with $jobs jobs"
-  cmake --build "$build_dir" --parallel "$jobs" --target ember_work torch_work >&2
+  cmake --build "$build_dir" --parallel "$jobs" --target ember_work torch_work ember_cli torch_train >&2
 fi
+((report || runs)) || exit 0
 EMBER_BIN=$build_dir/ember_work
 TORCH_BIN=$build_dir/torch_work
 [[ -x $EMBER_BIN && -x $TORCH_BIN ]] || die "programs not built in $build_dir"

@@ -50,35 +50,44 @@ EMBER_CPU_CLONES_WIDE void max_pool_tiled_row(const float* __restrict x, int64_t
   }
 }
 
-// The 2 x 2 case, vectorised along the row (stride-2 loads of the two input rows). The first tap
-// starts the window: max_pool_takes(v, -inf) fails only for v == -inf, which leaves the same best.
-// The selects go through rd::pick (bit masks), which the vectoriser accepts where a float ?:
-// becomes a branch. No AVX-512 clone: a CNN's rows are short (14, 7 outputs), below 16 lanes.
-EMBER_CPU_CLONES void max_pool_tiled_row_2x2(const float* __restrict x, int64_t in_w,
-                                             int64_t out_w, float* __restrict y,
-                                             int64_t* __restrict at, int32_t* __restrict tap,
-                                             int64_t first) {
-  const float* __restrict r0 = x;
-  const float* __restrict r1 = x + in_w;
-  for (int64_t ow = 0; ow < out_w; ++ow) {
-    float best = r0[2 * ow];
-    int32_t t = 0;
-    const float v1 = r0[2 * ow + 1], v2 = r1[2 * ow], v3 = r1[2 * ow + 1];
-    bool take = max_pool_takes(v1, best);
-    best = rd::pick(take, v1, best);
-    t = take ? 1 : t;
-    take = max_pool_takes(v2, best);
-    best = rd::pick(take, v2, best);
-    t = take ? 2 : t;
-    take = max_pool_takes(v3, best);
-    best = rd::pick(take, v3, best);
-    t = take ? 3 : t;
-    y[ow] = best;
-    tap[ow] = t;
+// The 2 x 2 case over a whole plane (one call per plane, not per row), vectorised along each
+// output row (stride-2 loads of its two input rows). The first tap starts the window:
+// max_pool_takes(v, -inf) fails only for v == -inf, which leaves the same best. The selects go
+// through rd::pick (bit masks), which the vectoriser accepts where a float ?: becomes a branch.
+// No AVX-512 clone: a CNN's rows are short (14, 7 outputs), below 16 lanes.
+EMBER_CPU_CLONES void max_pool_plane_2x2(const float* __restrict x, int64_t in_w, int64_t out_h,
+                                         int64_t out_w, float* __restrict y,
+                                         int64_t* __restrict at, int32_t* __restrict tap) {
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    const float* __restrict r0 = x + 2 * oh * in_w;
+    const float* __restrict r1 = r0 + in_w;
+    float* __restrict yr = y + oh * out_w;
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      float best = r0[2 * ow];
+      int32_t t = 0;
+      const float v1 = r0[2 * ow + 1], v2 = r1[2 * ow], v3 = r1[2 * ow + 1];
+      bool take = max_pool_takes(v1, best);
+      best = rd::pick(take, v1, best);
+      t = take ? 1 : t;
+      take = max_pool_takes(v2, best);
+      best = rd::pick(take, v2, best);
+      t = take ? 2 : t;
+      take = max_pool_takes(v3, best);
+      best = rd::pick(take, v3, best);
+      t = take ? 3 : t;
+      yr[ow] = best;
+      tap[oh * out_w + ow] = t;
+    }
   }
-  for (int64_t ow = 0; ow < out_w; ++ow) {
-    const int64_t t = tap[ow];
-    at[ow] = first + 2 * ow + (t >> 1) * in_w + (t & 1);
+  // Tap t of output (oh, ow) is input (2 oh + t / 2, 2 ow + t % 2).
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    int64_t* __restrict ar = at + oh * out_w;
+    const int32_t* __restrict tr = tap + oh * out_w;
+    const int64_t first = 2 * oh * in_w;
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const int64_t t = tr[ow];
+      ar[ow] = first + 2 * ow + (t >> 1) * in_w + (t & 1);
+    }
   }
 }
 
@@ -90,18 +99,19 @@ bool tiles_input(const Window2d& g) {
 void max_pool_tiled(float* out, int64_t* idx, const float* in, const Window2d& g) {
   const int64_t area = g.in_h * g.in_w, len = g.out_h * g.out_w;
   parallel_for(g.planes, grain_for(len * g.kh * g.kw), [&](int64_t begin, int64_t end) {
-    std::vector<int32_t> tap(static_cast<size_t>(g.out_w));
+    const bool two = g.kh == 2 && g.kw == 2;
+    std::vector<int32_t> tap(static_cast<size_t>(two ? len : g.out_w));
     for (int64_t p = begin; p < end; ++p) {
+      if (two) {
+        max_pool_plane_2x2(in + p * area, g.in_w, g.out_h, g.out_w, out + p * len, idx + p * len,
+                           tap.data());
+        continue;
+      }
       for (int64_t oh = 0; oh < g.out_h; ++oh) {
         const int64_t first = oh * g.kh * g.in_w;
-        const float* x = in + p * area + first;
-        float* y = out + p * len + oh * g.out_w;
-        int64_t* at = idx + p * len + oh * g.out_w;
-        if (g.kh == 2 && g.kw == 2) {
-          max_pool_tiled_row_2x2(x, g.in_w, g.out_w, y, at, tap.data(), first);
-        } else {
-          max_pool_tiled_row(x, g.in_w, g.kh, g.kw, g.out_w, y, at, tap.data(), first);
-        }
+        max_pool_tiled_row(in + p * area + first, g.in_w, g.kh, g.kw, g.out_w,
+                           out + p * len + oh * g.out_w, idx + p * len + oh * g.out_w, tap.data(),
+                           first);
       }
     }
   });
@@ -158,14 +168,20 @@ void max_pool_backward_impl(T* gin, const T* gout, const int64_t* idx, const Win
   using C = compute_t<T>;
   const int64_t area = g.in_h * g.in_w, len = g.out_h * g.out_w;
   parallel_for(g.planes, grain_for(len + area), [&](int64_t begin, int64_t end) {
-    std::vector<C> acc(static_cast<size_t>(area));
+    // Overlapping windows can send several outputs to one input: the 16-bit floats sum in float.
+    std::vector<C> acc(std::is_same_v<T, C> ? 0 : static_cast<size_t>(area));
     for (int64_t p = begin; p < end; ++p) {
-      std::fill(acc.begin(), acc.end(), C(0));
       const T* gy = gout + p * len;
       const int64_t* ix = idx + p * len;
-      for (int64_t i = 0; i < len; ++i) acc[static_cast<size_t>(ix[i])] += static_cast<C>(gy[i]);
       T* gx = gin + p * area;
-      for (int64_t i = 0; i < area; ++i) gx[i] = static_cast<T>(acc[static_cast<size_t>(i)]);
+      if constexpr (std::is_same_v<T, C>) {
+        std::fill(gx, gx + area, T(0));
+        for (int64_t i = 0; i < len; ++i) gx[ix[i]] += gy[i];
+      } else {
+        std::fill(acc.begin(), acc.end(), C(0));
+        for (int64_t i = 0; i < len; ++i) acc[static_cast<size_t>(ix[i])] += static_cast<C>(gy[i]);
+        for (int64_t i = 0; i < area; ++i) gx[i] = static_cast<T>(acc[static_cast<size_t>(i)]);
+      }
     }
   });
 }
