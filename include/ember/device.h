@@ -17,7 +17,12 @@ class Device {
  public:
   // index -1 means "the current device" (CUDA) or "the one CPU"; tensors always carry a concrete
   // CUDA index.
-  Device(DeviceType type = kCPU, int index = -1);
+  Device(DeviceType type = kCPU, int index = -1) : type_(type), index_(static_cast<int8_t>(index)) {
+    if (index < -1 || index > 127 || (type == kCPU && index > 0)) [[unlikely]] {
+      bad_index(type, index);
+    }
+    if (type == kCPU) index_ = -1;
+  }
   // Parses "cpu", "cuda", "cuda:N"; throws ember::Error on anything else.
   Device(std::string_view spec);
   Device(const char* spec) : Device(std::string_view(spec)) {}
@@ -37,6 +42,7 @@ class Device {
   friend bool operator!=(const Device& a, const Device& b) { return !(a == b); }
 
  private:
+  [[noreturn]] static void bad_index(DeviceType type, int index);
   DeviceType type_;
   int8_t index_;
 };

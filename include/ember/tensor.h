@@ -125,7 +125,10 @@ class Tensor {
   // True when both handles view the same storage.
   bool is_same_storage(const Tensor& o) const { return storage() == o.storage(); }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
-  TensorImpl& impl() const;
+  TensorImpl& impl() const {
+    if (!impl_) [[unlikely]] throw_undefined();
+    return *impl_;
+  }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
   // Pointer to the first element (device memory for CUDA tensors). T must match dtype().
@@ -369,6 +372,7 @@ class Tensor {
   Tensor triu(int64_t diagonal = 0) const;
 
  private:
+  [[noreturn]] static void throw_undefined();
   std::shared_ptr<TensorImpl> impl_;
 };
 

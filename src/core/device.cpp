@@ -7,14 +7,12 @@
 
 namespace ember {
 
-Device::Device(DeviceType type, int index) : type_(type), index_(static_cast<int8_t>(index)) {
+void Device::bad_index(DeviceType type, int index) {
   if (index < -1 || index > 127) {
     throw Error("[Device] device index must be -1 or in [0, 127], got " + std::to_string(index));
   }
-  if (type == kCPU && index > 0) {
-    throw Error("[Device] the CPU device index must be -1 or 0, got " + std::to_string(index));
-  }
-  if (type == kCPU) index_ = -1;
+  (void)type;  // only the CPU restricts the index further
+  throw Error("[Device] the CPU device index must be -1 or 0, got " + std::to_string(index));
 }
 
 Device::Device(std::string_view spec) : type_(kCPU), index_(-1) {

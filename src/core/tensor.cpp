@@ -21,9 +21,8 @@ void TensorImpl::refresh() {
   }
 }
 
-TensorImpl& Tensor::impl() const {
-  if (!impl_) throw Error("[Tensor] the tensor is undefined (default-constructed)");
-  return *impl_;
+void Tensor::throw_undefined() {
+  throw Error("[Tensor] the tensor is undefined (default-constructed)");
 }
 
 int64_t Tensor::size(int64_t dim) const {

@@ -429,6 +429,7 @@ TensorList Tensor::unbind(int64_t d) const {
 Shape broadcast_shapes(const Shape& a, const Shape& b) { return broadcast_shapes("broadcast_shapes", a, b); }
 
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
+  if (a == b) return a;  // the common case of element-wise ops
   size_t n = std::max(a.size(), b.size());
   Shape out(n, 1);
   for (size_t i = 0; i < n; ++i) {
