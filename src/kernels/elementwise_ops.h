@@ -88,7 +88,9 @@ template <class T>
 EMBER_HD inline T int_div_floor(T a, T b) {
   T q = int_div_trunc(a, b);
   if constexpr (std::is_signed_v<T>) {
-    if (b != 0 && b != T(-1) && (a % b != 0) && ((a < 0) != (b < 0))) --q;
+    // The remainder is a - q * b (exact: |q * b| <= |a|), so one division serves both: a 64-bit
+    // division is a long subroutine on a GPU.
+    if (b != 0 && b != T(-1) && a != q * b && ((a < 0) != (b < 0))) --q;
   }
   return q;
 }

@@ -1,7 +1,8 @@
 // Indexing and sorting kernels on an emulated CUDA device, against the CPU backend: device-side
 // index checks, negative indices, atomic accumulation under heavy collisions, multi-tile sorts,
-// stability, NaN placement, topk edge cases and nonzero. CTest runs this file under the forward,
-// reverse and random thread orders; every comparison is with the CPU result.
+// stability, NaN placement, topk edge cases, topk by radix selection and nonzero. CTest runs this
+// file under the forward, reverse and random thread orders; every comparison is with the CPU
+// result.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -262,6 +263,85 @@ TEST(CudaSort, TopkEdgeK) {
   auto [vc, ic] = topk(lc, 5, 1);
   expect_same(v, vc, "long values");
   expect_same(i, ic, "long indices");
+}
+
+// ---- topk by radix selection --------------------------------------------------------------------
+
+// Rows of at least 1024 elements with k up to half of them take the radix selection; shorter rows
+// and larger k sort the whole row. Every case compares values and indices with the CPU exactly.
+
+// Few distinct values (ties everywhere), exact in every dtype; for floating dtypes also NaNs,
+// infinities and zeros of both signs (which tie: -0 == +0).
+Tensor tie_heavy(const Shape& shape, DType dt, std::mt19937& rng, int nan_percent = 3) {
+  const bool fp = dt == kFloat32 || dt == kFloat64 || dt == kFloat16 || dt == kBFloat16;
+  std::uniform_int_distribution<int> value(-40, 40), pick(0, 99);
+  std::vector<float> v(static_cast<size_t>(shape.numel()));
+  for (float& x : v) {
+    const int p = pick(rng);
+    if (fp && p < nan_percent) {
+      x = std::numeric_limits<float>::quiet_NaN();
+    } else if (fp && p < nan_percent + 3) {
+      x = p % 2 ? -0.0f : 0.0f;
+    } else if (fp && p == 99) {
+      x = value(rng) < 0 ? -std::numeric_limits<float>::infinity()
+                         : std::numeric_limits<float>::infinity();
+    } else {
+      x = fp ? static_cast<float>(value(rng)) / 4 : static_cast<float>(value(rng) + 40);
+    }
+  }
+  Tensor t = tensor(v, shape);
+  return dt == kInt8 ? (t - 40).to(dt) : t.to(dt);
+}
+
+void expect_topk_matches(const Tensor& xc, int64_t k, int64_t dim, bool largest,
+                         const std::string& what) {
+  auto [v, i] = topk(gpu(xc), k, dim, largest);
+  auto [vc, ic] = topk(xc, k, dim, largest);
+  const std::string w = what + " k=" + std::to_string(k) + (largest ? " largest" : " smallest");
+  expect_same(v, vc, w + " values");
+  expect_same(i, ic, w + " indices");
+}
+
+TEST(CudaTopk, RadixSelectEveryDtype) {
+  std::mt19937 rng(29);
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kInt8, kUInt8}) {
+    Tensor xc = tie_heavy({3, 2500}, dt, rng);
+    for (int64_t k : {int64_t(1), int64_t(37), int64_t(1250)}) {
+      for (bool largest : {true, false}) {
+        expect_topk_matches(xc, k, 1, largest, std::string(dtype_name(dt)));
+      }
+    }
+  }
+}
+
+TEST(CudaTopk, TiesNaNsAndWholeRow) {
+  std::mt19937 rng(31);
+  // Most of the row NaN: the largest are NaNs in index order, the smallest are numbers.
+  Tensor nans = tie_heavy({2, 3000}, kFloat32, rng, 60);
+  for (bool largest : {true, false}) expect_topk_matches(nans, 1400, 1, largest, "mostly NaN");
+  // One value throughout: every pick is a tie, so the first k indices.
+  Tensor same = full({2, 3000}, 1.5);
+  for (bool largest : {true, false}) expect_topk_matches(same, 10, 1, largest, "all equal");
+  // Two values: the k-th sits inside a long run of ties.
+  Tensor two = random_ints({2, 3000}, 0, 2, rng).to(kBFloat16);
+  for (bool largest : {true, false}) expect_topk_matches(two, 1500, 1, largest, "two values");
+  // k = n and k just above half of the row sort the whole row.
+  Tensor xc = tie_heavy({2, 1500}, kFloat64, rng);
+  for (int64_t k : {int64_t(1500), int64_t(751), int64_t(750)}) {
+    expect_topk_matches(xc, k, 1, true, "float64");
+  }
+  // More selected than one sort tile holds: the k selected are merged in global memory.
+  expect_topk_matches(tie_heavy({1, 4500}, kFloat32, rng), 2100, 1, false, "k > tile");
+}
+
+TEST(CudaTopk, RowsAlongOtherDims) {
+  std::mt19937 rng(37);
+  Tensor cols = tie_heavy({2100, 3}, kFloat16, rng);
+  for (bool largest : {true, false}) expect_topk_matches(cols, 100, 0, largest, "dim 0");
+  // A non-contiguous input, rows along the middle dim.
+  Tensor mid = tie_heavy({2, 3, 1200}, kInt32, rng).transpose(1, 2);
+  for (bool largest : {true, false}) expect_topk_matches(mid, 600, 1, largest, "dim 1");
+  expect_topk_matches(tie_heavy({2, 1300, 2}, kFloat32, rng), 5, -2, true, "dim -2");
 }
 
 // ---- nonzero ------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ struct TileGeom {
 };
 
 template <class D, class S>
-__global__ void __launch_bounds__(kTile * kTileRows)
+__global__ void __launch_bounds__(kTile * kTileRows, kMinBlocksPerSm)
     transpose_copy_kernel(D* dst, const S* src, TileGeom t) {
   SIMT_DYNAMIC_SHARED(S, tile);  // kTile x (kTile + 1)
   const int64_t tiles = t.tiles_r * t.tiles_c * t.batches;

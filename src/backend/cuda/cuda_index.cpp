@@ -272,7 +272,19 @@ void CudaBackend::topk(const Tensor& values, const Tensor& indices, const Tensor
   // The k selected elements always come out sorted, which is allowed when sorted is false.
   (void)sorted;
   if (values.numel() == 0) return;
-  sort_on_device(values, indices, in, dim, largest, k, "topk");
+  const int64_t n = in.dim() == 0 ? 1 : in.sizes()[dim];
+  if (!cuda_kernels::topk_selects(n, k)) {
+    sort_on_device(values, indices, in, dim, largest, k, "topk");
+    return;
+  }
+  cuda::DeviceGuard guard(device_index(in.device()));
+  const cuda_kernels::SortRows r = sort_rows_of(values, indices, in, dim, k, "topk");
+  Tensor scratch =
+      empty({static_cast<int64_t>(cuda_kernels::topk_scratch_bytes(in.dtype(), r.rows, k))},
+            TensorOptions().dtype(kUInt8).device(in.device()));
+  EMBER_CUDA_CHECK(cuda_kernels::topk_rows(
+      values.data_ptr(), static_cast<int64_t*>(indices.data_ptr()), in.data_ptr(), in.dtype(), r,
+      largest, scratch.data_ptr(), current_stream()));
 }
 
 }  // namespace ember

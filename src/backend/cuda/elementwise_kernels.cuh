@@ -133,7 +133,7 @@ EMBER_UNROLL
 
 // Every operand dense (stride 1) or, for inputs, a broadcast scalar (bit k of scalar_mask).
 template <int V, class F, class R, class... In>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
     contiguous_kernel(F f, Operands<R, sizeof...(In)> p, int64_t n, unsigned scalar_mask) {
   contiguous_body<V, F, R, In...>(f, p, n, scalar_mask, std::index_sequence_for<In...>{});
 }
@@ -151,7 +151,7 @@ __device__ inline void strided_body(const F& f, const Operands<R, sizeof...(In)>
 }
 
 template <class Idx, class F, class R, class... In>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
     strided_kernel(F f, Operands<R, sizeof...(In)> p, Geometry<Idx, sizeof...(In) + 1> g, Idx n) {
   strided_body<Idx, F, R, In...>(f, p, g, n, std::index_sequence_for<In...>{});
 }

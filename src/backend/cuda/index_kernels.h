@@ -1,4 +1,5 @@
-// Launchers for the indexing kernels (index_kernels.cu) and the sorting kernels (sort_kernels.cu).
+// Launchers for the indexing kernels (index_kernels.cu), the sorting kernels (sort_kernels.cu)
+// and topk's selection (topk_kernels.cu).
 // Plain types only, so the header compiles under nvcc and as C++ against the emulator.
 #pragma once
 
@@ -76,5 +77,16 @@ size_t sort_scratch_bytes(DType dtype, int64_t rows, int64_t n);
 // number, ties in input order (always stable).
 cudaError_t sort_rows(void* values, int64_t* indices, const void* in, DType dtype,
                       const SortRows& rows, bool descending, void* scratch, cudaStream_t stream);
+
+// Whether topk of k elements from rows of n takes the radix selection (topk_rows): long rows and
+// k up to half of them. Otherwise a sort of the whole row (sort_rows with keep = k) costs less.
+bool topk_selects(int64_t n, int64_t k);
+// Bytes of scratch topk_rows needs for rows.rows rows and k = rows.keep.
+size_t topk_scratch_bytes(DType dtype, int64_t rows, int64_t k);
+// values/indices (k = rows.keep per row) = the k largest (or smallest) elements of each row and
+// their indices along it, ordered as sort_rows orders them (NaN above every number, ties by
+// index), by a radix selection and a sort of the k selected.
+cudaError_t topk_rows(void* values, int64_t* indices, const void* in, DType dtype,
+                      const SortRows& rows, bool largest, void* scratch, cudaStream_t stream);
 
 }  // namespace ember::cuda_kernels

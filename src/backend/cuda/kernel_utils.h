@@ -14,6 +14,16 @@ inline constexpr int kMaxDims = 16;
 inline constexpr int kBlock = 256;
 inline constexpr int64_t kMaxBlocks = 65535;  // grid-stride loops cover larger tensors
 
+// Resident blocks per SM that memory-bound kernels of kBlock threads declare in
+// __launch_bounds__(kBlock, kMinBlocksPerSm): at most 64 registers per thread, half of an SM's
+// threads. Given the thread count alone, ptxas for sm_90 picks its own occupancy target and
+// spills kernels that need 40-64 registers; half occupancy already keeps enough loads in flight.
+inline constexpr int kMinBlocksPerSm = 4;
+// The same for kernels over elements of type T: double math holds every value in a register pair,
+// so those kernels ask for half as many blocks (at most 128 registers).
+template <class T>
+inline constexpr int kMinBlocksPerSmOf = sizeof(T) == 8 ? kMinBlocksPerSm / 2 : kMinBlocksPerSm;
+
 // N operands sharing one shape (inputs broadcast with stride 0), strides in elements. Operand 0
 // is the output by convention.
 template <int N>

@@ -57,7 +57,7 @@ inline int threads_per_row(int64_t classes) {
 // blockDim (tpr, kThreads / tpr): threadIdx.y picks the row of the block, threadIdx.x strides
 // over its classes (adjacent lanes read adjacent elements).
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSmOf<T>)
     cross_entropy_kernel(CrossEntropyArgs a, compute_t<T>* loss, compute_t<T>* row_w,
                          compute_t<T>* lse_out, LossFault* fault) {
   using A = compute_t<T>;
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // nll of log-probabilities: a thread per row reads one element.
 template <class T>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSmOf<T>)
     nll_kernel(CrossEntropyArgs a, compute_t<T>* loss, compute_t<T>* row_w, compute_t<T>* lse_out,
                LossFault* fault) {
   using A = compute_t<T>;
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(kBlock)
 // d loss_i / d x_ij * g_i = g_i ((1 - e) w_t (p_ij - [j = t]) + e / C (W p_ij - w_j)), or
 // -g_i w_t [j = t] for log-probabilities; ignored rows get zeros.
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSmOf<T>)
     cross_entropy_backward_kernel(CrossEntropyArgs a, T* gx, const compute_t<T>* g,
                                   int64_t g_stride, const compute_t<T>* lse) {
   using A = compute_t<T>;

@@ -54,7 +54,7 @@ __device__ inline nrm::Sum2<A> row_allreduce(nrm::Sum2<A> a, nrm::Sum2<A>* smem)
 
 // blockDim (tpr, kThreads / tpr): each row of threads takes one row of len elements.
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSmOf<T>)
     row_stats_kernel(const T* x, nrm::acc_t<T>* mean, nrm::acc_t<T>* rstd, int64_t rows,
                      int64_t len, double eps, bool rms) {
   using A = nrm::acc_t<T>;
@@ -138,7 +138,7 @@ struct GradPolicy {
 
 // A block per channel (grid-stride over channels), its threads over (batch, inner).
 template <class P>
-__global__ void __launch_bounds__(kThreads) channel_reduce_kernel(P pol) {
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) channel_reduce_kernel(P pol) {
   using Acc = typename P::acc_t;
   __shared__ Acc smem[kThreads / kWarp];
   const NormParams& p = pol.p;
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(kThreads) channel_reduce_kernel(P pol) {
 // inner == 1: blockDim (kTile, rows); thread x owns a channel of the block's tile (adjacent
 // channels: coalesced loads), the rows of threads split the batch, then merge in order.
 template <class P>
-__global__ void __launch_bounds__(kThreads) column_reduce_kernel(P pol) {
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) column_reduce_kernel(P pol) {
   using Acc = typename P::acc_t;
   __shared__ Acc smem[kThreads];
   const NormParams& p = pol.p;
@@ -225,7 +225,7 @@ __global__ void channel_forward_kernel(T* y, const T* x, const nrm::acc_t<T>* me
 
 // Row statistics: each row of threads loads its row's (mean, rstd) once and writes the row.
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSmOf<T>)
     row_forward_kernel(T* y, const T* x, const nrm::acc_t<T>* mean, const nrm::acc_t<T>* rstd,
                        const T* w, const T* bias, NormParams p) {
   using A = nrm::acc_t<T>;
@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // Row statistics: each row of threads sums (g, g * xhat) over its row, then writes dx.
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSmOf<T>)
     row_backward_kernel(T* dx, const T* dy, const T* x, const nrm::acc_t<T>* mean,
                         const nrm::acc_t<T>* rstd, const T* w, NormParams p) {
   using A = nrm::acc_t<T>;

@@ -72,7 +72,7 @@ __device__ inline void update_pack(const F& f, T* const (&ptr)[kOptimSlots], int
 }
 
 template <class Tag, class T>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSmOf<T>)
     optim_kernel(OptimHyper h, int mask, const int64_t* table, int ntensors, int64_t nchunks) {
   using C = compute_t<T>;
   using F = typename Tag::template type<C>;

@@ -115,7 +115,7 @@ __device__ inline typename R::acc_t fold_range(const R& red, typename R::acc_t a
 // adjacent lanes reading adjacent elements when the reduced dim is contiguous.
 // partial == nullptr: store results; otherwise partial[chunk * n_out + o] = the accumulator.
 template <class R>
-__global__ void __launch_bounds__(kReduceThreads)
+__global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSm)
     reduce_inner_kernel(R red, ReduceLayout l, int64_t chunk_len, typename R::acc_t* partial) {
   using A = typename R::acc_t;
   __shared__ A smem[kReduceThreads / kWarp];
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kReduceThreads)
 // y, y + rows, ... of chunk blockIdx.y: a warp reads kOuterTile adjacent input elements per step.
 // The rows' accumulators are combined in row order through shared memory.
 template <class R>
-__global__ void __launch_bounds__(kReduceThreads)
+__global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSm)
     reduce_outer_kernel(R red, ReduceLayout l, int64_t chunk_len, typename R::acc_t* partial) {
   using A = typename R::acc_t;
   __shared__ A smem[kReduceThreads];
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kReduceThreads)
 // Second pass of a split reduction: a warp per output combines its chunks' partials.
 // blockDim (kWarp, kReduceThreads / kWarp).
 template <class R>
-__global__ void __launch_bounds__(kReduceThreads)
+__global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSm)
     reduce_finalize_kernel(R red, ReduceLayout l, int64_t chunks,
                            const typename R::acc_t* partial) {
   using A = typename R::acc_t;

@@ -14,7 +14,7 @@ namespace {
 // threads per row. Each tile of tpr elements: an inclusive warp scan by shuffles, then (tpr > 32)
 // the warp totals through shared memory, then the carry of the earlier tiles.
 template <class F, class T>
-__global__ void __launch_bounds__(kReduceThreads)
+__global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSm)
     scan_rows_kernel(F f, const T* in, T* out, int64_t rows, int64_t n) {
   using A = typename F::acc_t;
   using C = compute_t<T>;
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kReduceThreads)
 
 // Columns (o, j) of (outer, n, inner): one thread each, sequential along n.
 template <class F, class T>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
     scan_columns_kernel(F f, const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
   using A = typename F::acc_t;
   using C = compute_t<T>;

@@ -33,7 +33,7 @@ struct SoftmaxWriter {
 // Rows of n contiguous elements; blockDim (tpr, kReduceThreads / tpr): a warp per row (tpr 32) or
 // a block per row (tpr kReduceThreads).
 template <class T, bool Log>
-__global__ void __launch_bounds__(kReduceThreads)
+__global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSmOf<T>)
     softmax_rows_kernel(const T* in, T* out, int64_t rows, int64_t n) {
   using C = compute_t<T>;
   using A = rd::LseAcc<C>;
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(kReduceThreads)
 // softmax along the middle dim of (outer, n, inner); blockDim (kOuterTile, rows): thread x takes
 // column j of a tile of adjacent columns (coalesced), the block's rows split n.
 template <class T, bool Log>
-__global__ void __launch_bounds__(kReduceThreads)
+__global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSmOf<T>)
     softmax_columns_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
   using C = compute_t<T>;
   using A = rd::LseAcc<C>;
