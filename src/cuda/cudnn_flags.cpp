@@ -1,23 +1,16 @@
 // The cuDNN switches of ember/backends.h (is_available lives with the CUDA backend).
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
+#include "core/env_switch.h"
 #include "ember/backends.h"
 
 namespace ember::backends::cudnn {
 
 namespace {
 
-// EMBER_CUDNN=0 (or "off", "false") turns cuDNN off by default.
-bool enabled_from_env() {
-  const char* v = std::getenv("EMBER_CUDNN");
-  if (v == nullptr) return true;
-  return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "false") == 0);
-}
-
 std::atomic<bool>& enabled_flag() {
-  static std::atomic<bool> flag{enabled_from_env()};
+  // EMBER_CUDNN=0 (or off, false) makes the default false.
+  static std::atomic<bool> flag{env_switch_on("EMBER_CUDNN")};
   return flag;
 }
 std::atomic<bool> g_benchmark{false};

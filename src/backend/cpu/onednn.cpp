@@ -2,10 +2,9 @@
 #include "backend/cpu/onednn.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
+#include "core/env_switch.h"
 #include "cuda/dynlib.h"
 #include "ember/backends.h"
 #include "ember/error.h"
@@ -71,15 +70,9 @@ const Onednn& onednn() {
   return lib;
 }
 
-// EMBER_ONEDNN=0 (or "off", "false") turns oneDNN off by default.
-bool enabled_from_env() {
-  const char* v = std::getenv("EMBER_ONEDNN");
-  if (v == nullptr) return true;
-  return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "false") == 0);
-}
-
 std::atomic<bool>& enabled_flag() {
-  static std::atomic<bool> flag{enabled_from_env()};
+  // EMBER_ONEDNN=0 (or off, false) makes the default false.
+  static std::atomic<bool> flag{env_switch_on("EMBER_ONEDNN")};
   return flag;
 }
 
