@@ -3,10 +3,14 @@
 // normalise + affine pass. Backward: one pass of per-row or per-channel sums, one element pass.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_features.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/philox_cpu.h"
 #include "core/dispatch.h"
 #include "kernels/norm_ops.h"
 
@@ -235,6 +239,20 @@ void backward_kernel(const Tensor& gin_t, const Tensor& gw_t, const Tensor& gb_t
   });
 }
 
+// float: one Philox word per element. keep = (word >> 8) < threshold is bernoulli_unit's
+// (word >> 8) * 2^-24 < keep_prob with threshold = ceil(keep_prob * 2^24), in integers so that the
+// loop vectorises; one pass writes the mask and the output.
+EMBER_CPU_CLONES_WIDE void dropout_float_run(const uint32_t* __restrict words,
+                                             const float* __restrict x, float* __restrict y,
+                                             bool* __restrict mask, int64_t n, int32_t threshold,
+                                             float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const bool k = static_cast<int32_t>(words[i] >> 8) < threshold;
+    mask[i] = k;
+    y[i] = rd::pick(k, x[i] * scale, 0.0f);
+  }
+}
+
 template <class T>
 void dropout_kernel(const Tensor& out_t, const Tensor& mask_t, const Tensor& in_t, double p,
                     uint64_t seed, uint64_t offset) {
@@ -246,17 +264,27 @@ void dropout_kernel(const Tensor& out_t, const Tensor& mask_t, const Tensor& in_
   const int64_t n = in_t.numel();
   const double keep = 1.0 - p;
   const C scale = static_cast<C>(1.0 / keep);
+  const auto threshold = static_cast<int32_t>(std::ceil(keep * 16777216.0));  // 2^24
   parallel_for((n + per - 1) / per, grain_for(per * 8), [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk) {
-      const philox::Words w = philox::block(seed, offset, static_cast<uint64_t>(blk));
-      const int64_t i0 = blk * per;
-      const int m = static_cast<int>(std::min<int64_t>(per, n - i0));
-      for (int j = 0; j < m; ++j) {
-        const bool k = nrm::dropout_keep<T>(w, j, keep);
-        mask[i0 + j] = k;
-        y[i0 + j] = k ? cast<T>(static_cast<C>(x[i0 + j]) * scale) : cast<T>(C(0));
-      }
-    }
+    cpu::for_each_philox_chunk(
+        seed, offset, b0, b1, [&](int64_t c, int64_t m, const uint32_t* words) {
+          const int64_t i0 = c * per, len = std::min(m * per, n - i0);
+          if constexpr (std::is_same_v<T, float>) {
+            dropout_float_run(words, x + i0, y + i0, mask + i0, len, threshold, scale);
+          } else {
+            for (int64_t b = 0; b * per < len; ++b) {
+              philox::Words w;
+              std::memcpy(w.v, words + 4 * b, sizeof w.v);
+              const int64_t e0 = i0 + b * per;
+              const int mb = static_cast<int>(std::min<int64_t>(per, len - b * per));
+              for (int j = 0; j < mb; ++j) {
+                const bool k = nrm::dropout_keep<T>(w, j, keep);
+                mask[e0 + j] = k;
+                y[e0 + j] = k ? cast<T>(static_cast<C>(x[e0 + j]) * scale) : cast<T>(C(0));
+              }
+            }
+          }
+        });
   });
 }
 
