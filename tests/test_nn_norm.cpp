@@ -265,6 +265,24 @@ TEST(NnNorm, DropoutKeepBoundaryIsStrict) {
   }
 }
 
+// layer_norm over the last dim takes the (rows, features) loops; group_norm with one group over a
+// (N, 1, C) view of the same data takes the general row loops. Same sums in the same order, so
+// the outputs and input gradients agree to the bit.
+TEST(NnNorm, LayerNormRowLoopsMatchTheGeneralLoops) {
+  manual_seed(23);
+  for (int64_t c : {int64_t{5}, int64_t{256}, int64_t{301}}) {
+    const Tensor x = (randn({37, c}) * 3.0 + 1.0).requires_grad_(true);
+    const Tensor xg = x.detach().clone().requires_grad_(true);
+    const Tensor w = randn({37, c});
+    const Tensor y = F::layer_norm(x, {c}, {}, {}, 1e-5);
+    const Tensor yg = F::group_norm(xg.view({37, 1, c}), 1, {}, {}, 1e-5).view({37, c});
+    EXPECT_TRUE(equal(y.detach(), yg.detach())) << c;
+    (y * w).sum().backward();
+    (yg * w).sum().backward();
+    EXPECT_TRUE(equal(x.grad(), xg.grad())) << c;
+  }
+}
+
 TEST(NnNorm, EmbeddingPaddingIdx) {
   manual_seed(8);
   nn::Embedding emb(nn::EmbeddingOptions(6, 3).padding_idx(2));
