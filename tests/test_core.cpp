@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "ember/ember.h"
@@ -351,6 +353,58 @@ TEST(Elementwise, SpecialValues) {
   EXPECT_FALSE(allclose(tensor({1.0}), tensor({1.1})));
   EXPECT_TRUE(equal(arange(3), arange(3)));
   EXPECT_FALSE(equal(arange(3), arange(4)));
+}
+
+// where's contiguous and scalar-operand loops select bits: NaN, infinities and signed zeros pass
+// through unchanged, for long runs (vectorised) and short ones.
+TEST(Elementwise, WhereKeepsSpecialValuesOnEveryLayout) {
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY, -0.0f, 0.0f, 1.5f, -2.25f};
+  for (int64_t n : {int64_t{7}, int64_t{1001}}) {
+    std::vector<float> av(static_cast<size_t>(n)), bv(static_cast<size_t>(n));
+    std::vector<float> cf(static_cast<size_t>(n));
+    std::vector<bool> cv(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      av[static_cast<size_t>(i)] = specials[i % 7];
+      bv[static_cast<size_t>(i)] = specials[(i * 3 + 1) % 7];
+      cv[static_cast<size_t>(i)] = (i * 5) % 3 == 0 || i % 7 == 2;
+      cf[static_cast<size_t>(i)] = cv[static_cast<size_t>(i)] ? 1.0f : 0.0f;
+    }
+    const Tensor a = tensor(av), b = tensor(bv);
+    const Tensor c = tensor(cf) != 0;
+    auto bits = [](float f) {
+      uint32_t u;
+      std::memcpy(&u, &f, sizeof u);
+      return u;
+    };
+    const std::vector<float> both = where(c, a, b).to_vector<float>();
+    const std::vector<float> lhs = where(c, a, -0.0).to_vector<float>();
+    const std::vector<float> rhs = where(c, INFINITY, b).to_vector<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t k = static_cast<size_t>(i);
+      ASSERT_EQ(bits(both[k]), bits(cv[k] ? av[k] : bv[k])) << i;
+      ASSERT_EQ(bits(lhs[k]), bits(cv[k] ? av[k] : -0.0f)) << i;
+      ASSERT_EQ(bits(rhs[k]), bits(cv[k] ? INFINITY : bv[k])) << i;
+    }
+    // Other dtypes take the same loops with a plain select.
+    const std::vector<int64_t> ints = where(c, a.to(kInt64), 7).to_vector<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t k = static_cast<size_t>(i);
+      if (std::isfinite(av[k])) ASSERT_EQ(ints[k], cv[k] ? static_cast<int64_t>(av[k]) : 7) << i;
+    }
+  }
+}
+
+TEST(Elementwise, PowByOneIsTheInput) {
+  const Tensor x = tensor({-1.5, 0.0, -0.0, 3.0, std::nan(""), INFINITY, -INFINITY});
+  const std::vector<float> y = pow(x, 1).to_vector<float>(), xv = x.to_vector<float>();
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (std::isnan(xv[i])) {
+      EXPECT_TRUE(std::isnan(y[i]));
+    } else {
+      EXPECT_EQ(y[i], xv[i]);
+      EXPECT_EQ(std::signbit(y[i]), std::signbit(xv[i])) << i;
+    }
+  }
 }
 
 // ---- threads -----------------------------------------------------------------------------------

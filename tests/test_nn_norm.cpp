@@ -9,6 +9,7 @@
 
 #include "ember/ember.h"
 #include "ember/random.h"
+#include "kernels/philox.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
@@ -206,6 +207,79 @@ TEST(NnNorm, DropoutMaskIsBernoulliOfKeepProbabilityAndGradientUsesIt) {
     expect_close(y, x.detach() * keep / 0.7, dt == kFloat16 ? 1e-3 : 1e-6);
     y.backward(ones_like(y));
     expect_close(x.grad(), keep / 0.7, dt == kFloat16 ? 1e-3 : 1e-6);
+  }
+}
+
+// The dropout mask recomputed from raw Philox blocks: element i is kept when the top 24 bits of
+// word i % 4 of block i / 4, as a fraction of 2^24, are below 1 - p (float32; float64 uses 53 bits
+// of a word pair, 2 elements per block). Odd lengths, several generator chunks and threads.
+TEST(NnNorm, DropoutMaskFollowsThePhiloxLayout) {
+  const int saved = get_num_threads();
+  manual_seed(21);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{63}, int64_t{2053}, int64_t{70001}}) {
+      for (double p : {0.1, 0.25, 0.5}) {
+        const Tensor x = randn({n});
+        const GeneratorState s = default_generator().get_state();
+        const std::vector<float> y = F::dropout(x, p, true).to_vector<float>();
+        const std::vector<float> xv = x.to_vector<float>();
+        const float scale = static_cast<float>(1.0 / (1.0 - p));
+        for (int64_t i = 0; i < n; ++i) {
+          const philox::Words w = philox::block(s.seed, s.offset, static_cast<uint64_t>(i / 4));
+          const bool keep = static_cast<double>(w.v[i % 4] >> 8) / 16777216.0 < 1.0 - p;
+          const size_t k = static_cast<size_t>(i);
+          ASSERT_EQ(y[k], keep ? xv[k] * scale : 0.0f) << "n " << n << " p " << p << " i " << i;
+        }
+        const Tensor xd = randn({n}).to(kFloat64);
+        const GeneratorState sd = default_generator().get_state();
+        const std::vector<double> yd = F::dropout(xd, p, true).to_vector<double>();
+        const std::vector<double> xdv = xd.to_vector<double>();
+        for (int64_t i = 0; i < n; ++i) {
+          const philox::Words w = philox::block(sd.seed, sd.offset, static_cast<uint64_t>(i / 2));
+          const uint64_t bits =
+              w.v[2 * (i % 2)] | (static_cast<uint64_t>(w.v[2 * (i % 2) + 1]) << 32);
+          const bool keep = static_cast<double>(bits >> 11) * std::ldexp(1.0, -53) < 1.0 - p;
+          const size_t k = static_cast<size_t>(i);
+          ASSERT_EQ(yd[k], keep ? xdv[k] * (1.0 / (1.0 - p)) : 0.0) << "n " << n << " i " << i;
+        }
+      }
+    }
+  }
+  set_num_threads(saved);
+}
+
+// A uniform equal to 1 - p is dropped, one step below it is kept: the comparison is strict at the
+// exact boundary.
+TEST(NnNorm, DropoutKeepBoundaryIsStrict) {
+  manual_seed(22);
+  const Tensor x = ones({5});
+  const GeneratorState s = default_generator().get_state();
+  const uint32_t u = philox::block(s.seed, s.offset, 0).v[0] >> 8;  // element 0's 24 bits
+  ASSERT_GT(u, 0u);
+  for (uint32_t edge : {u, u + 1}) {
+    const double keep = static_cast<double>(edge) / 16777216.0;  // exact, and so is 1 - keep
+    default_generator().set_state(s);
+    const float y0 = F::dropout(x, 1.0 - keep, true).to_vector<float>()[0];
+    EXPECT_EQ(y0 != 0.0f, edge > u) << edge;
+  }
+}
+
+// layer_norm over the last dim takes the (rows, features) loops; group_norm with one group over a
+// (N, 1, C) view of the same data takes the general row loops. Same sums in the same order, so
+// the outputs and input gradients agree to the bit.
+TEST(NnNorm, LayerNormRowLoopsMatchTheGeneralLoops) {
+  manual_seed(23);
+  for (int64_t c : {int64_t{5}, int64_t{256}, int64_t{301}}) {
+    const Tensor x = (randn({37, c}) * 3.0 + 1.0).requires_grad_(true);
+    const Tensor xg = x.detach().clone().requires_grad_(true);
+    const Tensor w = randn({37, c});
+    const Tensor y = F::layer_norm(x, {c}, {}, {}, 1e-5);
+    const Tensor yg = F::group_norm(xg.view({37, 1, c}), 1, {}, {}, 1e-5).view({37, c});
+    EXPECT_TRUE(equal(y.detach(), yg.detach())) << c;
+    (y * w).sum().backward();
+    (yg * w).sum().backward();
+    EXPECT_TRUE(equal(x.grad(), xg.grad())) << c;
   }
 }
 

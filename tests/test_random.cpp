@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/cpu/philox_cpu.h"
 #include "ember/ember.h"
 #include "kernels/philox.h"
 
@@ -172,6 +173,80 @@ TEST(RandomLayout, BernoulliComparesAUniformWithP) {
     const double u = static_cast<double>(word64(blk(s, i / 2), i % 2) >> 11) * std::ldexp(1.0, -53);
     ASSERT_EQ(d[static_cast<size_t>(i)], u < 0.4 ? 1.0 : 0.0) << i;
   }
+}
+
+// ---- the CPU's bulk generator ------------------------------------------------------------------
+
+// Every SIMD path this CPU runs gives philox::block's words, for counts that end mid-step, first
+// blocks that are not multiples of the lane count, and low counter words that wrap within a call.
+TEST(PhiloxBlocks, EveryPathMatchesTheScalarBlock) {
+  const uint64_t firsts[] = {
+      0, 1, 3, 5, 0xFFFFFFF0u, 0xFFFFFFFBu, 0x1FFFFFFF7ull, 0xFFFFFFFFFFFFFFF3ull};
+  const int64_t counts[] = {0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 64, 1001};
+  const uint64_t seeds[][2] = {
+      {0, 0}, {0x299f31d0a4093822ull, 0x0370734413198a2eull}, {~0ull, ~0ull}};
+  std::vector<uint32_t> out(4 * 1001 + 4);
+  int paths = 0;
+  for (cpu::PhiloxPath path : {cpu::PhiloxPath::Auto, cpu::PhiloxPath::Scalar,
+                               cpu::PhiloxPath::Avx2, cpu::PhiloxPath::Avx512}) {
+    if (!cpu::philox_path_supported(path)) continue;
+    ++paths;
+    for (const auto& so : seeds) {
+      for (uint64_t first : firsts) {
+        for (int64_t count : counts) {
+          std::fill(out.begin(), out.end(), 0xA5A5A5A5u);
+          cpu::philox_blocks(so[0], so[1], first, count, out.data(), path);
+          for (int64_t i = 0; i < count; ++i) {
+            const philox::Words w = philox::block(so[0], so[1], first + static_cast<uint64_t>(i));
+            for (int j = 0; j < 4; ++j) {
+              ASSERT_EQ(out[static_cast<size_t>(4 * i + j)], w.v[j])
+                  << "path " << static_cast<int>(path) << " first " << first << " count " << count
+                  << " block " << i << " word " << j;
+            }
+          }
+          // Nothing past the last block is written.
+          EXPECT_EQ(out[static_cast<size_t>(4 * count)], 0xA5A5A5A5u);
+        }
+      }
+    }
+  }
+  EXPECT_GE(paths, 2);
+}
+
+TEST(PhiloxBlocks, ChunksCoverTheRangeInOrder) {
+  const int64_t b0 = 0xFFFFFF00ll, b1 = b0 + 2 * cpu::kPhiloxChunk + 37;
+  int64_t next = b0;
+  cpu::for_each_philox_block(5, 9, b0, b1, [&](int64_t b, const philox::Words& w) {
+    ASSERT_EQ(b, next);
+    const philox::Words want = philox::block(5, 9, static_cast<uint64_t>(b));
+    for (int j = 0; j < 4; ++j) ASSERT_EQ(w.v[j], want.v[j]) << b;
+    ++next;
+  });
+  EXPECT_EQ(next, b1);
+}
+
+// Large outputs cross the generator's chunks and threads: every element still comes from its block.
+TEST(PhiloxBlocks, LargeRandAndBernoulliFollowTheLayout) {
+  const int saved = get_num_threads();
+  Generator g(Device(kCPU), 4321);
+  for (int threads : {1, 3}) {
+    set_num_threads(threads);
+    const int64_t n = 4 * 3 * cpu::kPhiloxChunk * 7 + 3;  // several chunks, ends mid-block
+    GeneratorState s = g.get_state();
+    const std::vector<float> u = rand({n}, g).to_vector<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = static_cast<float>(blk(s, i / 4).v[i % 4] >> 8) / 16777216.0f;
+      ASSERT_EQ(u[static_cast<size_t>(i)], want) << i;
+    }
+    s = g.get_state();
+    const std::vector<double> d = bernoulli(zeros({n}, kFloat64), 0.3, g).to_vector<double>();
+    for (int64_t i = 0; i < n; ++i) {
+      const double v =
+          static_cast<double>(word64(blk(s, i / 2), i % 2) >> 11) * std::ldexp(1.0, -53);
+      ASSERT_EQ(d[static_cast<size_t>(i)], v < 0.3 ? 1.0 : 0.0) << i;
+    }
+  }
+  set_num_threads(saved);
 }
 
 // ---- generator state ----------------------------------------------------------------------------

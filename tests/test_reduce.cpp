@@ -391,11 +391,29 @@ TEST(Reduce, ThreadCountDoesNotChangeResults) {
   const int saved = get_num_threads();
   set_num_threads(1);
   std::vector<double> a = vals(sum(x, {1})), b = vals(var(c, {0})), d = vals(logsumexp(x, {1}));
+  std::vector<double> e = vals(sum(c, {0}));
   set_num_threads(4);
+  EXPECT_EQ(vals(sum(c, {0})), e);
   EXPECT_EQ(vals(sum(x, {1})), a);
   EXPECT_EQ(vals(var(c, {0})), b);
   EXPECT_EQ(vals(logsumexp(x, {1})), d);
   set_num_threads(saved);
+}
+
+// float column sums (a bias gradient's shape) add each column's rows in order in double: exactly
+// the sequential double sum rounded once, for an odd column count and for rows with a stride.
+TEST(Sum, FloatColumnsAddRowsInOrderInDouble) {
+  const Tensor base = rand_tensor({300, 50}, kFloat32, 24);
+  for (const Tensor& x : {base.slice(1, 0, 37), base.slice(1, 0, 37).contiguous()}) {
+    const std::vector<float> xv = x.contiguous().to_vector<float>();
+    const std::vector<float> got = sum(x, {0}).to_vector<float>();
+    ASSERT_EQ(got.size(), 37u);
+    for (size_t j = 0; j < 37; ++j) {
+      double acc = 0.0;
+      for (size_t r = 0; r < 300; ++r) acc += static_cast<double>(xv[r * 37 + j]);
+      EXPECT_EQ(got[j], static_cast<float>(acc)) << j;
+    }
+  }
 }
 
 TEST(Var, EdgeCasesAndAccuracy) {

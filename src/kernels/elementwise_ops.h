@@ -204,6 +204,7 @@ EMBER_HD inline auto unary(T x, const ElementwiseParams& p) {
   } else if constexpr (Op == UnaryOp::PowScalar) {
     if constexpr (fp) {
       const T e = T(p.a);
+      if (p.a == 1.0) return x;  // pow's gradient for x^2 asks for x^1; pow(x, 1) is x, NaN too
       if (p.a == 2.0) return x * x;
       if (p.a == 0.5) return std::sqrt(x);
       return std::pow(x, e);

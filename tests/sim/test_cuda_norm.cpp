@@ -33,14 +33,17 @@ void expect_close(const Tensor& a, const Tensor& b, double tol) {
 TEST(CudaNorm, DropoutMaskMatchesTheCpuForTheSameSeed) {
   for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
     // 7 * 9 elements end mid Philox block; a transposed input exercises the contiguous copy.
-    const Tensor x = randn({9, 7}).to(dt).t();
-    manual_seed(11);
-    const Tensor a = F::dropout(x, 0.4, true);
-    manual_seed(11);
-    const Tensor b = F::dropout(x.to(kGpu), 0.4, true);
-    EXPECT_EQ(b.device(), kGpu);
-    EXPECT_EQ(bytes_of(a), bytes_of(b)) << dtype_name(dt);
-    EXPECT_GT((a == 0).sum().item<int64_t>(), 0);
+    // 129 * 65 elements span several of the CPU generator's chunks and SIMD steps.
+    for (Shape s : {Shape{9, 7}, Shape{129, 65}}) {
+      const Tensor x = randn(s).to(dt).t();
+      manual_seed(11);
+      const Tensor a = F::dropout(x, 0.4, true);
+      manual_seed(11);
+      const Tensor b = F::dropout(x.to(kGpu), 0.4, true);
+      EXPECT_EQ(b.device(), kGpu);
+      EXPECT_EQ(bytes_of(a), bytes_of(b)) << dtype_name(dt);
+      EXPECT_GT((a == 0).sum().item<int64_t>(), 0);
+    }
   }
 }
 

@@ -89,6 +89,24 @@ TEST(CudaRandom, FactoriesMatchTheCpu) {
   }
 }
 
+// Outputs of thousands of blocks: the CPU draws them in SIMD lanes and in chunks (several chunks
+// here, and a counter that does not start at a multiple of the lane count on the second call).
+TEST(CudaRandom, LargeOutputsMatchTheCpu) {
+  auto same = [](const char* what, DType dt, const std::function<Tensor(TensorOptions)>& make) {
+    manual_seed(6);
+    Tensor host = make(TensorOptions().dtype(dt));
+    manual_seed(6);
+    Tensor dev = make(TensorOptions().dtype(dt).device(kGpu));
+    EXPECT_EQ(bytes_of(dev), bytes_of(host)) << what << " dtype " << dtype_name(dt);
+  };
+  for (DType dt : {kFloat32, kFloat64, kBFloat16}) {
+    same("rand", dt, [](TensorOptions o) { return rand({4099}, o); });
+    same("randn", dt, [](TensorOptions o) { return randn({97, 43}, o); });
+    same("bernoulli", dt, [](TensorOptions o) { return bernoulli(zeros({4101}, o), 0.35); });
+  }
+  same("randint", kInt64, [](TensorOptions o) { return randint(-9, 1000, {2053}, o); });
+}
+
 TEST(CudaRandom, BernoulliOfATensorMatchesTheCpu) {
   manual_seed(9);
   const Tensor p64 = rand({6, 7}, TensorOptions().dtype(kFloat64));

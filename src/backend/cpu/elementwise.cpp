@@ -5,6 +5,7 @@
 #include "backend/cpu/loops.h"
 #include "core/dispatch.h"
 #include "kernels/cast.h"
+#include "kernels/reduce_ops.h"
 
 namespace ember {
 
@@ -167,10 +168,32 @@ void CpuBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, c
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     for_each_run<4>({&out, &cond, &a, &b}, kGrain, [](char** ptr, int64_t n, const int64_t* s) {
+      T* o = reinterpret_cast<T*>(ptr[0]);
+      const bool* c = reinterpret_cast<const bool*>(ptr[1]);
+      const T* x = reinterpret_cast<const T*>(ptr[2]);
+      const T* y = reinterpret_cast<const T*>(ptr[3]);
+      // Contiguous operands, or a scalar on either side (masked_fill, dropout's backward): the
+      // bit-mask select vectorises where a branch would not.
+      if (s[0] == sizeof(T) && s[1] == sizeof(bool) && (s[2] == sizeof(T) || s[2] == 0) &&
+          (s[3] == sizeof(T) || s[3] == 0)) {
+        if (s[2] == sizeof(T) && s[3] == sizeof(T)) {
+          for (int64_t i = 0; i < n; ++i) o[i] = rd::pick(c[i], x[i], y[i]);
+          return;
+        }
+        if (s[2] == sizeof(T)) {
+          const T yv = *y;
+          for (int64_t i = 0; i < n; ++i) o[i] = rd::pick(c[i], x[i], yv);
+          return;
+        }
+        if (s[3] == sizeof(T)) {
+          const T xv = *x;
+          for (int64_t i = 0; i < n; ++i) o[i] = rd::pick(c[i], xv, y[i]);
+          return;
+        }
+      }
       for (int64_t i = 0; i < n; ++i) {
-        bool c = *reinterpret_cast<const bool*>(ptr[1] + i * s[1]);
         *reinterpret_cast<T*>(ptr[0] + i * s[0]) =
-            ew::where(c, *reinterpret_cast<const T*>(ptr[2] + i * s[2]),
+            ew::where(c[i * s[1]], *reinterpret_cast<const T*>(ptr[2] + i * s[2]),
                       *reinterpret_cast<const T*>(ptr[3] + i * s[3]));
       }
     });

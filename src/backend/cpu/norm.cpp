@@ -3,10 +3,14 @@
 // normalise + affine pass. Backward: one pass of per-row or per-channel sums, one element pass.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_features.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/philox_cpu.h"
 #include "core/dispatch.h"
 #include "kernels/norm_ops.h"
 
@@ -121,6 +125,22 @@ void forward_kernel(const Tensor& out_t, const Tensor& in_t, const Tensor& mean_
   const A* rstd = ptr<A>(rstd_t);
   const T* w = ptr<T>(w_t);
   const T* bias = ptr<T>(b_t);
+  if (p.inner == 1 && !p.per_channel && p.groups == 1) {
+    // (rows, features) (layer norm): one statistic per row, the loop over features vectorises.
+    parallel_for(p.batch, grain_for(p.channels), [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const A m = mean[b], r = rstd[b];
+        const T* xr = x + b * p.channels;
+        T* yr = y + b * p.channels;
+        for (int64_t c = 0; c < p.channels; ++c) {
+          const A wc = w ? static_cast<A>(w[c]) : A(1);
+          const A bc = bias ? static_cast<A>(bias[c]) : A(0);
+          yr[c] = cast<T>(nrm::normalize<A>(static_cast<A>(xr[c]), m, r, wc, bc));
+        }
+      }
+    });
+    return;
+  }
   parallel_for(p.batch, grain_for(p.channels * p.inner), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       for_stat_runs(p, b, [&](int64_t s, int64_t c0, int64_t c1) {
@@ -145,6 +165,37 @@ void channel_sums(const T* dy, const T* x, const nrm::acc_t<T>* mean, const nrm:
   using A = nrm::acc_t<T>;
   sums.assign(static_cast<size_t>(p.channels), {A(0), A(0)});
   const int64_t nblocks = (p.channels + kChannelBlock - 1) / kChannelBlock;
+  if (p.inner == 1 && (p.per_channel || p.groups == 1)) {
+    // (rows, channels): each row's block of channels is contiguous, so the loop over channels
+    // vectorises; every channel still adds its rows in order, as the general loop below does.
+    parallel_for(nblocks, grain_for(2 * p.batch * kChannelBlock), [&](int64_t k0, int64_t k1) {
+      for (int64_t blk = k0; blk < k1; ++blk) {
+        const int64_t c0 = blk * kChannelBlock;
+        const int64_t nc = std::min(p.channels, c0 + kChannelBlock) - c0;
+        A sd[kChannelBlock] = {}, sdx[kChannelBlock] = {};
+        for (int64_t b = 0; b < p.batch; ++b) {
+          const T* dyr = dy + b * p.channels + c0;
+          const T* xr = x + b * p.channels + c0;
+          if (p.per_channel) {
+            for (int64_t c = 0; c < nc; ++c) {
+              const A d = static_cast<A>(dyr[c]);
+              sd[c] += d;
+              sdx[c] += d * (static_cast<A>(xr[c]) - mean[c0 + c]) * rstd[c0 + c];
+            }
+          } else {
+            const A m = mean[b], r = rstd[b];
+            for (int64_t c = 0; c < nc; ++c) {
+              const A d = static_cast<A>(dyr[c]);
+              sd[c] += d;
+              sdx[c] += d * (static_cast<A>(xr[c]) - m) * r;
+            }
+          }
+        }
+        for (int64_t c = 0; c < nc; ++c) sums[c0 + c] = {sd[c], sdx[c]};
+      }
+    });
+    return;
+  }
   parallel_for(nblocks, grain_for(2 * p.batch * p.inner * kChannelBlock),
                [&](int64_t k0, int64_t k1) {
                  for (int64_t blk = k0; blk < k1; ++blk) {
@@ -207,6 +258,34 @@ void backward_kernel(const Tensor& gin_t, const Tensor& gw_t, const Tensor& gb_t
   }
   // Row statistics: one pass for the row's two sums, one writing pass.
   const int64_t cpg = p.channels / p.groups, len = p.stat_size();
+  if (p.inner == 1) {
+    // Rows of contiguous features (layer norm, rms norm): the same sums in the same order without
+    // the per-channel inner loop, and a writing pass that vectorises.
+    parallel_for(p.stats(), grain_for(2 * len), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t base = r * len;
+        const T* wr = w ? w + (r % p.groups) * cpg : nullptr;
+        const T* dyr = dy + base;
+        const T* xr = x + base;
+        T* dxr = dx + base;
+        const A m = mean[r], rs = rstd[r];
+        A sg = 0, sgx = 0;
+        for (int64_t c = 0; c < len; ++c) {
+          const A g = static_cast<A>(dyr[c]) * (wr ? static_cast<A>(wr[c]) : A(1));
+          sg += g;
+          sgx += g * (static_cast<A>(xr[c]) - m) * rs;
+        }
+        // grad_input's rstd * (g - mean_g - xhat * mean_gx), mean_g = 0 for rms.
+        const A mg = p.rms ? A(0) : sg / static_cast<A>(len), mgx = sgx / static_cast<A>(len);
+        for (int64_t c = 0; c < len; ++c) {
+          const A g = static_cast<A>(dyr[c]) * (wr ? static_cast<A>(wr[c]) : A(1));
+          const A xhat = (static_cast<A>(xr[c]) - m) * rs;
+          dxr[c] = cast<T>(rs * (g - mg - xhat * mgx));
+        }
+      }
+    });
+    return;
+  }
   parallel_for(p.stats(), grain_for(2 * len), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t c_first = (r % p.groups) * cpg, base = r * len;
@@ -235,6 +314,20 @@ void backward_kernel(const Tensor& gin_t, const Tensor& gw_t, const Tensor& gb_t
   });
 }
 
+// float: one Philox word per element. keep = (word >> 8) < threshold is bernoulli_unit's
+// (word >> 8) * 2^-24 < keep_prob with threshold = ceil(keep_prob * 2^24), in integers so that the
+// loop vectorises; one pass writes the mask and the output.
+EMBER_CPU_CLONES_WIDE void dropout_float_run(const uint32_t* __restrict words,
+                                             const float* __restrict x, float* __restrict y,
+                                             bool* __restrict mask, int64_t n, int32_t threshold,
+                                             float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const bool k = static_cast<int32_t>(words[i] >> 8) < threshold;
+    mask[i] = k;
+    y[i] = rd::pick(k, x[i] * scale, 0.0f);
+  }
+}
+
 template <class T>
 void dropout_kernel(const Tensor& out_t, const Tensor& mask_t, const Tensor& in_t, double p,
                     uint64_t seed, uint64_t offset) {
@@ -246,17 +339,27 @@ void dropout_kernel(const Tensor& out_t, const Tensor& mask_t, const Tensor& in_
   const int64_t n = in_t.numel();
   const double keep = 1.0 - p;
   const C scale = static_cast<C>(1.0 / keep);
+  const auto threshold = static_cast<int32_t>(std::ceil(keep * 16777216.0));  // 2^24
   parallel_for((n + per - 1) / per, grain_for(per * 8), [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk) {
-      const philox::Words w = philox::block(seed, offset, static_cast<uint64_t>(blk));
-      const int64_t i0 = blk * per;
-      const int m = static_cast<int>(std::min<int64_t>(per, n - i0));
-      for (int j = 0; j < m; ++j) {
-        const bool k = nrm::dropout_keep<T>(w, j, keep);
-        mask[i0 + j] = k;
-        y[i0 + j] = k ? cast<T>(static_cast<C>(x[i0 + j]) * scale) : cast<T>(C(0));
-      }
-    }
+    cpu::for_each_philox_chunk(
+        seed, offset, b0, b1, [&](int64_t c, int64_t m, const uint32_t* words) {
+          const int64_t i0 = c * per, len = std::min(m * per, n - i0);
+          if constexpr (std::is_same_v<T, float>) {
+            dropout_float_run(words, x + i0, y + i0, mask + i0, len, threshold, scale);
+          } else {
+            for (int64_t b = 0; b * per < len; ++b) {
+              philox::Words w;
+              std::memcpy(w.v, words + 4 * b, sizeof w.v);
+              const int64_t e0 = i0 + b * per;
+              const int mb = static_cast<int>(std::min<int64_t>(per, len - b * per));
+              for (int j = 0; j < mb; ++j) {
+                const bool k = nrm::dropout_keep<T>(w, j, keep);
+                mask[e0 + j] = k;
+                y[e0 + j] = k ? cast<T>(static_cast<C>(x[e0 + j]) * scale) : cast<T>(C(0));
+              }
+            }
+          }
+        });
   });
 }
 

@@ -1,5 +1,6 @@
 // CPU random kernels: Philox blocks mapped onto the output's row-major element order (see
 // kernels/random_ops.h), split across threads by block, so the thread count never changes a value.
+// The blocks come in chunks from the SIMD generator (philox_cpu.h).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -7,6 +8,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/philox_cpu.h"
 #include "core/dispatch.h"
 #include "kernels/philox.h"
 #include "kernels/random_ops.h"
@@ -58,25 +60,25 @@ void fill_random(const Tensor& out, uint64_t seed, uint64_t offset, const Random
   if (out.is_contiguous()) {
     T* o = static_cast<T*>(out.data_ptr());
     parallel_for(nblocks, kBlockGrain, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
+      cpu::for_each_philox_block(seed, offset, b0, b1, [&](int64_t b, const philox::Words& w) {
         T v[per];
-        rnd::generate<Op, T>(philox::block(seed, offset, static_cast<uint64_t>(b)), p, v);
+        rnd::generate<Op, T>(w, p, v);
         const int64_t i0 = b * per;
         const int m = static_cast<int>(std::min<int64_t>(per, n - i0));
         for (int j = 0; j < m; ++j) o[i0 + j] = v[j];
-      }
+      });
     });
     return;
   }
   const cpu::StridedLayout<1> L = cpu::make_layout<1>({&out});
   parallel_for(nblocks, kBlockGrain, [&](int64_t b0, int64_t b1) {
     Cursor<1> c(L, b0 * per);
-    for (int64_t b = b0; b < b1; ++b) {
+    cpu::for_each_philox_block(seed, offset, b0, b1, [&](int64_t b, const philox::Words& w) {
       T v[per];
-      rnd::generate<Op, T>(philox::block(seed, offset, static_cast<uint64_t>(b)), p, v);
+      rnd::generate<Op, T>(w, p, v);
       const int m = static_cast<int>(std::min<int64_t>(per, n - b * per));
       for (int j = 0; j < m; ++j, c.next()) *reinterpret_cast<T*>(c.ptr[0]) = v[j];
-    }
+    });
   });
 }
 
@@ -98,12 +100,11 @@ bool bernoulli_tensor(const Tensor& out, const Tensor& p, uint64_t seed, uint64_
     const P* q = static_cast<const P*>(p.data_ptr());
     parallel_for(nblocks, kBlockGrain, [&](int64_t b0, int64_t b1) {
       bool ok = true;
-      for (int64_t b = b0; b < b1; ++b) {
-        const philox::Words w = philox::block(seed, offset, static_cast<uint64_t>(b));
+      cpu::for_each_philox_block(seed, offset, b0, b1, [&](int64_t b, const philox::Words& w) {
         const int64_t i0 = b * per;
         const int m = static_cast<int>(std::min<int64_t>(per, n - i0));
         for (int j = 0; j < m; ++j) o[i0 + j] = draw(w, j, q[i0 + j], ok);
-      }
+      });
       if (!ok) bad = true;
     });
     return !bad;
@@ -112,13 +113,12 @@ bool bernoulli_tensor(const Tensor& out, const Tensor& p, uint64_t seed, uint64_
   parallel_for(nblocks, kBlockGrain, [&](int64_t b0, int64_t b1) {
     bool ok = true;
     Cursor<2> c(L, b0 * per);
-    for (int64_t b = b0; b < b1; ++b) {
-      const philox::Words w = philox::block(seed, offset, static_cast<uint64_t>(b));
+    cpu::for_each_philox_block(seed, offset, b0, b1, [&](int64_t b, const philox::Words& w) {
       const int m = static_cast<int>(std::min<int64_t>(per, n - b * per));
       for (int j = 0; j < m; ++j, c.next()) {
         *reinterpret_cast<T*>(c.ptr[0]) = draw(w, j, *reinterpret_cast<const P*>(c.ptr[1]), ok);
       }
-    }
+    });
     if (!ok) bad = true;
   });
   return !bad;
