@@ -52,7 +52,8 @@ class OneCycle {
   }
   void apply(int64_t step) {
     const double initial = max_lr_ / 25.0, min_lr = initial / 1e4;
-    const double end1 = 0.3 * static_cast<double>(total_) - 1, end2 = static_cast<double>(total_) - 1;
+    const double end1 = 0.3 * static_cast<double>(total_) - 1;
+    const double end2 = static_cast<double>(total_) - 1;
     const double s = static_cast<double>(step);
     double lr, momentum;
     if (s <= end1) {

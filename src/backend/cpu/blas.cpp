@@ -1,5 +1,6 @@
 // CPU matmul: float32 through oneDNN or OpenBLAS, float64 through OpenBLAS (transposed views go
-// in as trans flags, not copies), float16/bfloat16 through float32 blocks, integers through a blocked naive loop.
+// in as trans flags, not copies), float16/bfloat16 through float32 blocks, integers through a
+// blocked naive loop.
 #include <cblas.h>
 
 #include <algorithm>
