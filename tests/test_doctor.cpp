@@ -219,6 +219,13 @@ TEST(DoctorOutput, JsonEscapesAndTextGivesTheVerdict) {
   print_text(text, r);
   EXPECT_NE(text.str().find("cuDNN     not found (libcudnn.so.9"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("OK: CUDA is usable"), std::string::npos);
+  // The CPU's matrix-product libraries get a row of their own.
+  r.cpu_gemm = "oneDNN 2.6.3 (/usr/lib/libdnnl.so.2) where faster, else OpenBLAS";
+  std::ostringstream js2, text2;
+  print_json(js2, r);
+  print_text(text2, r);
+  EXPECT_NE(js2.str().find(R"("cpu_gemm":"oneDNN 2.6.3)"), std::string::npos) << js2.str();
+  EXPECT_NE(text2.str().find("  GEMM      oneDNN 2.6.3"), std::string::npos) << text2.str();
 }
 
 TEST(DoctorVersions, CudaAndLibraryVersionStrings) {
@@ -238,6 +245,9 @@ TEST(DoctorCollect, ThisMachine) {
   const Report r = collect(true);
   EXPECT_EQ(r.version, kVersion);
   EXPECT_FALSE(r.cpu.model.empty());
+  EXPECT_EQ(r.cpu_gemm.find("oneDNN") == 0, backends::mkldnn::is_available() &&
+                                                backends::mkldnn::enabled())
+      << r.cpu_gemm;
   EXPECT_GE(r.cpu.logical_cores, 1);
   EXPECT_EQ(static_cast<int>(r.gpus.size()), cuda::device_count());
   if (!cuda::is_available()) {

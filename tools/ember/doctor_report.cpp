@@ -205,6 +205,11 @@ Report collect(bool smoke) {
                       ? "cuDNN"
                       : "im2col + cuBLASLt (cuDNN disabled, EMBER_CUDNN=0)";
   }
+  r.cpu_gemm = !backends::mkldnn::is_available()
+                   ? "OpenBLAS (oneDNN " + backends::mkldnn::describe() + ")"
+               : backends::mkldnn::enabled()
+                   ? backends::mkldnn::describe() + " where faster, else OpenBLAS"
+                   : "OpenBLAS (oneDNN disabled, EMBER_ONEDNN=0)";
   for (int i = 0; i < cuda::device_count(); ++i) {
     Gpu g;
     g.index = i;
@@ -433,6 +438,7 @@ void print_text(std::ostream& os, const Report& r) {
   row(os, "",
       "instruction sets: " +
           (r.cpu.features.empty() ? std::string("(unknown)") : join(r.cpu.features, " ")));
+  if (!r.cpu_gemm.empty()) row(os, "GEMM", r.cpu_gemm);
   if (r.gpus.empty()) row(os, "GPUs", "none");
   for (const Gpu& g : r.gpus) {
     os << "\n";
@@ -545,7 +551,7 @@ void print_json(std::ostream& os, const Report& r) {
        << ",\"version_string\":" << quote(cuda::format_library_version(l.key, l.version))
        << ",\"path\":" << quote(l.path) << ",\"error\":" << quote(l.error) << "}";
   }
-  os << "},\"conv_path\":" << quote(r.conv_path);
+  os << "},\"conv_path\":" << quote(r.conv_path) << ",\"cpu_gemm\":" << quote(r.cpu_gemm);
   os << ",\"cpu\":{\"model\":" << quote(r.cpu.model) << ",\"logical_cores\":" << r.cpu.logical_cores
      << ",\"ember_threads\":" << r.cpu.ember_threads << ",\"features\":[";
   for (size_t i = 0; i < r.cpu.features.size(); ++i)

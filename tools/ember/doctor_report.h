@@ -69,6 +69,7 @@ struct Report {
   int nvml_gpus = 0;  // GPUs NVML sees (a build without CUDA still finds them this way)
   std::vector<Library> libraries;
   std::string conv_path;  // how GPU convolutions run: "cuDNN" or "im2col ..."; "" without CUDA
+  std::string cpu_gemm;   // which libraries run float32 products on the CPU
   std::vector<Gpu> gpus;
   Cpu cpu;
   std::vector<Finding> findings;
