@@ -11,13 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include "cuda/caching_allocator.h"
-#include "cuda/host_allocator.h"
+#include "alloc/caching_allocator.h"
+#include "alloc/host_allocator.h"
 #include "ember/error.h"
 
 namespace {
 
-using namespace ember::cuda::detail;
+using namespace ember::alloc;
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/dynlib.h"
+#include "dynload/dynlib.h"
 #include "ember/ember.h"
 
 using namespace ember;
@@ -42,22 +42,22 @@ TEST(CudaLibraries, UnknownLibraryNameIsAnError) {
 }
 
 TEST(DynamicLibrary, MissingFileGivesTheLoadersReason) {
-  auto lib = cuda_detail::open_library(nullptr, {"libember-no-such-library.so.1"});
+  auto lib = dynload::open_library(nullptr, {"libember-no-such-library.so.1"});
   EXPECT_FALSE(lib);
   EXPECT_NE(lib.error.find("libember-no-such-library.so.1"), std::string::npos) << lib.error;
-  EXPECT_EQ(cuda_detail::find_symbol(lib, "anything"), nullptr);
+  EXPECT_EQ(dynload::find_symbol(lib, "anything"), nullptr);
 }
 
 TEST(DynamicLibrary, OverrideVariableWins) {
   setenv("EMBER_TEST_LIBRARY", "libm.so.6", 1);
-  auto lib = cuda_detail::open_library("EMBER_TEST_LIBRARY", {"libember-no-such-library.so.1"});
+  auto lib = dynload::open_library("EMBER_TEST_LIBRARY", {"libember-no-such-library.so.1"});
   ASSERT_TRUE(lib) << lib.error;
   EXPECT_NE(lib.path.find("libm.so.6"), std::string::npos) << lib.path;
-  EXPECT_NE(cuda_detail::find_symbol(lib, "cos"), nullptr);
+  EXPECT_NE(dynload::find_symbol(lib, "cos"), nullptr);
   // A library without NVML's symbols loads but offers none of them.
-  EXPECT_EQ(cuda_detail::find_symbol(lib, "nvmlInit_v2"), nullptr);
+  EXPECT_EQ(dynload::find_symbol(lib, "nvmlInit_v2"), nullptr);
   setenv("EMBER_TEST_LIBRARY", "none", 1);
-  lib = cuda_detail::open_library("EMBER_TEST_LIBRARY", {"libm.so.6"});
+  lib = dynload::open_library("EMBER_TEST_LIBRARY", {"libm.so.6"});
   EXPECT_FALSE(lib);
   EXPECT_NE(lib.error.find("EMBER_TEST_LIBRARY=none"), std::string::npos);
   unsetenv("EMBER_TEST_LIBRARY");
@@ -91,7 +91,7 @@ TEST(CudaLibraries, SearchesPythonWheelDirectories) {
   const char* old = std::getenv("VIRTUAL_ENV");
   const std::string saved = old != nullptr ? old : "";
   setenv("VIRTUAL_ENV", root.c_str(), 1);
-  const std::vector<std::string> dirs = cuda_detail::python_library_dirs("cudnn");
+  const std::vector<std::string> dirs = dynload::python_library_dirs("cudnn");
   if (old != nullptr) {
     setenv("VIRTUAL_ENV", saved.c_str(), 1);
   } else {

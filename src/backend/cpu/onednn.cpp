@@ -1,11 +1,10 @@
-// Loads oneDNN's shared library once per process and answers backends::mkldnn.
+// Loads oneDNN's shared library once per process and answers backends::mkldnn::is_available
+// and describe (the switch itself is in core/switches.cpp).
 #include "backend/cpu/onednn.h"
 
-#include <atomic>
 #include <string>
 
-#include "core/env_switch.h"
-#include "cuda/dynlib.h"
+#include "dynload/dynlib.h"
 #include "ember/backends.h"
 #include "ember/error.h"
 
@@ -31,8 +30,8 @@ struct Onednn {
 const Onednn& onednn() {
   static const Onednn lib = [] {
     Onednn o;
-    const cuda_detail::SharedLibrary so =
-        cuda_detail::open_library("EMBER_ONEDNN_LIBRARY", {"libdnnl.so.3", "libdnnl.so.2"});
+    const dynload::SharedLibrary so =
+        dynload::open_library("EMBER_ONEDNN_LIBRARY", {"libdnnl.so.3", "libdnnl.so.2"});
     if (!so) {
       o.description = "not found (" + so.error + ")";
       return o;
@@ -70,16 +69,10 @@ const Onednn& onednn() {
   return lib;
 }
 
-std::atomic<bool>& enabled_flag() {
-  // EMBER_ONEDNN=0 (or off, false) makes the default false.
-  static std::atomic<bool> flag{env_switch_on("EMBER_ONEDNN")};
-  return flag;
-}
-
 }  // namespace
 
 OnednnSgemm onednn_sgemm() {
-  return enabled_flag().load(std::memory_order_relaxed) ? onednn().sgemm : nullptr;
+  return backends::mkldnn::enabled() ? onednn().sgemm : nullptr;
 }
 
 void onednn_sgemm_call(OnednnSgemm fn, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
@@ -102,11 +95,6 @@ void onednn_sgemm_call(OnednnSgemm fn, bool ta, bool tb, int64_t m, int64_t n, i
 namespace ember::backends::mkldnn {
 
 bool is_available() { return cpu::onednn().sgemm != nullptr; }
-void set_enabled(bool enabled) { cpu::enabled_flag().store(enabled); }
-bool enabled() { return cpu::enabled_flag().load(); }
 std::string describe() { return cpu::onednn().description; }
-
-FlagsGuard::FlagsGuard(bool enabled) : enabled_(mkldnn::enabled()) { set_enabled(enabled); }
-FlagsGuard::~FlagsGuard() { set_enabled(enabled_); }
 
 }  // namespace ember::backends::mkldnn

@@ -2,9 +2,9 @@
 #include <string>
 
 #include "backend/cuda/cuda_check.h"
-#include "cuda/caching_allocator.h"
-#include "cuda/host_allocator.h"
-#include "cuda/nvml.h"
+#include "alloc/caching_allocator.h"
+#include "alloc/host_allocator.h"
+#include "dynload/nvml.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
@@ -28,12 +28,12 @@ void check_device(int device, const char* op) {
 
 }  // namespace ember::cuda_detail
 
-namespace ember::cuda {
-
-namespace detail {
+namespace ember::alloc {
 CachingAllocator& caching_allocator(int device);  // cuda_backend.cpp
 CachingHostAllocator& host_allocator();           // cuda_backend.cpp
-}  // namespace detail
+}  // namespace ember::alloc
+
+namespace ember::cuda {
 
 using cuda_detail::check_device;
 
@@ -85,8 +85,8 @@ void synchronize(int device) {
   DeviceGuard guard(device);
   EMBER_CUDA_CHECK(cudaDeviceSynchronize());
   // Blocks held back for streams that used them are free now.
-  detail::caching_allocator(device).process_events();
-  detail::host_allocator().process_events();
+  alloc::caching_allocator(device).process_events();
+  alloc::host_allocator().process_events();
 }
 
 DeviceGuard::DeviceGuard(int device) : original_(current_device()) {
@@ -115,7 +115,7 @@ int driver_version() {
 
 }  // namespace ember::cuda
 
-namespace ember::cuda_detail {
+namespace ember::dynload {
 
 NvmlLocator nvml_locator(int device) {
   NvmlLocator where;
@@ -123,7 +123,7 @@ NvmlLocator nvml_locator(int device) {
   (void)device;
   where.why_none = "an emulated device has no NVML counterpart";
 #else
-  check_device(device, "device_health");
+  cuda_detail::check_device(device, "device_health");
   char bus_id[32] = {};
   EMBER_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
   where.kind = NvmlLocator::kPciBusId;
@@ -132,4 +132,4 @@ NvmlLocator nvml_locator(int device) {
   return where;
 }
 
-}  // namespace ember::cuda_detail
+}  // namespace ember::dynload

@@ -14,8 +14,8 @@
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/elementwise.h"
 #include "core/dispatch.h"
-#include "cuda/caching_allocator.h"
-#include "cuda/host_allocator.h"
+#include "alloc/caching_allocator.h"
+#include "alloc/host_allocator.h"
 #include "ember/cuda.h"
 #include "kernels/cast.h"
 
@@ -27,8 +27,8 @@ using cuda_detail::current_stream;
 using cuda_detail::device_index;
 using cuda_detail::strided_of;
 
-using cuda::detail::EventHandle;
-using cuda::detail::StreamId;
+using alloc::EventHandle;
+using alloc::StreamId;
 
 StreamId stream_id(cudaStream_t s) { return reinterpret_cast<StreamId>(s); }
 cudaStream_t stream_of(StreamId id) { return reinterpret_cast<cudaStream_t>(id); }
@@ -97,9 +97,9 @@ CudaEvents& cuda_events() {
 }
 
 // The device side of the caching allocator: cudaMalloc / cudaFree / cudaMemGetInfo.
-class CudaRawAllocator final : public cuda::detail::RawAllocator {
+class CudaRawAllocator final : public alloc::RawAllocator {
  public:
-  void* malloc(size_t size, int device, cuda::detail::StreamId) override {
+  void* malloc(size_t size, int device, alloc::StreamId) override {
     cuda::DeviceGuard guard(device);
     void* p = nullptr;
     if (cudaMalloc(&p, size) != cudaSuccess) {
@@ -112,9 +112,9 @@ class CudaRawAllocator final : public cuda::detail::RawAllocator {
     cuda::DeviceGuard guard(device);
     cudaFree(ptr);  // never throws: called from destructors
   }
-  cuda::detail::MemInfo mem_get_info(int device) override {
+  alloc::MemInfo mem_get_info(int device) override {
     cuda::DeviceGuard guard(device);
-    cuda::detail::MemInfo info;
+    alloc::MemInfo info;
     if (cudaMemGetInfo(&info.free, &info.total) != cudaSuccess) cudaGetLastError();
     return info;
   }
@@ -129,7 +129,7 @@ class CudaRawAllocator final : public cuda::detail::RawAllocator {
 // Tensor storage on one device through its caching allocator, for the current stream.
 class CudaAllocator final : public Allocator {
  public:
-  explicit CudaAllocator(int device) : cache_(device, raw_, cuda::detail::alloc_conf_from_env()) {}
+  explicit CudaAllocator(int device) : cache_(device, raw_, alloc::alloc_conf_from_env()) {}
 
   DataPtr allocate(size_t nbytes) override {
     Device dev(kCUDA, cache_.device());
@@ -142,21 +142,21 @@ class CudaAllocator final : public Allocator {
     }
     return DataPtr(p, &cache_, &release, dev);
   }
-  cuda::detail::CachingAllocator& cache() { return cache_; }
+  alloc::CachingAllocator& cache() { return cache_; }
 
  private:
   static void release(void* p, void* ctx) {
     try {
-      static_cast<cuda::detail::CachingAllocator*>(ctx)->free(p);
+      static_cast<alloc::CachingAllocator*>(ctx)->free(p);
     } catch (...) {  // a destructor must not throw; an unknown pointer is a bug reported in tests
     }
   }
   CudaRawAllocator raw_;
-  cuda::detail::CachingAllocator cache_;
+  alloc::CachingAllocator cache_;
 };
 
 // Page-locked host memory: cudaHostAlloc / cudaFreeHost.
-class CudaRawHostAllocator final : public cuda::detail::RawHostAllocator {
+class CudaRawHostAllocator final : public alloc::RawHostAllocator {
  public:
   void* malloc(size_t size) override {
     void* p = nullptr;
@@ -185,17 +185,17 @@ class PinnedAllocator final : public Allocator {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCPU));
     return DataPtr(cache_.malloc(nbytes), &cache_, &release, Device(kCPU));
   }
-  cuda::detail::CachingHostAllocator& cache() { return cache_; }
+  alloc::CachingHostAllocator& cache() { return cache_; }
 
  private:
   static void release(void* p, void* ctx) {
     try {
-      static_cast<cuda::detail::CachingHostAllocator*>(ctx)->free(p);
+      static_cast<alloc::CachingHostAllocator*>(ctx)->free(p);
     } catch (...) {  // a destructor must not throw
     }
   }
   CudaRawHostAllocator raw_;
-  cuda::detail::CachingHostAllocator cache_;
+  alloc::CachingHostAllocator cache_;
 };
 
 PinnedAllocator& pinned_allocator() {
@@ -253,12 +253,12 @@ bool CudaBackend::is_pinned(const void* data) const {
   return pinned_allocator().cache().is_pinned(data);
 }
 
-namespace cuda::detail {
+namespace alloc {
 CachingAllocator& caching_allocator(int device) {
   return device_allocator(device < 0 ? cuda::current_device() : device).cache();
 }
 CachingHostAllocator& host_allocator() { return pinned_allocator().cache(); }
-}  // namespace cuda::detail
+}  // namespace alloc
 
 void CudaBackend::copy(const Tensor& dst, const Tensor& src) { transfer(dst, src, false); }
 

@@ -17,7 +17,7 @@
 #include "backend/cuda/cudnn_api.h"
 #include "ember/backends.h"
 #include "ember/cuda.h"
-#include "ops/matmul_precision.h"
+#include "core/switches.h"
 
 namespace ember {
 

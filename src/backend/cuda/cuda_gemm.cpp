@@ -20,7 +20,7 @@
 #include "backend/cuda/gemm_kernels.h"
 #include "backend/matrix_layout.h"
 #include "ember/cuda.h"
-#include "ops/matmul_precision.h"
+#include "core/switches.h"
 
 namespace ember {
 

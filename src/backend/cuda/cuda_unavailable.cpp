@@ -2,7 +2,7 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "cuda/nvml.h"
+#include "dynload/nvml.h"
 #include "ember/backends.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
@@ -10,9 +10,9 @@
 namespace ember {
 
 // No CUDA devices exist in this build: NVML's own indices are the devices that can be asked about.
-cuda_detail::NvmlLocator cuda_detail::nvml_locator(int device) {
-  NvmlLocator where;
-  where.kind = NvmlLocator::kIndex;
+dynload::NvmlLocator dynload::nvml_locator(int device) {
+  dynload::NvmlLocator where;
+  where.kind = dynload::NvmlLocator::kIndex;
   where.index = device;
   return where;
 }

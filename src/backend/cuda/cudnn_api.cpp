@@ -4,12 +4,15 @@
 #include <cstdlib>
 #include <string>
 
-#include "cuda/dynlib.h"
+#include "dynload/dynlib.h"
 #include "ember/backends.h"
 #include "ember/cuda.h"
 
 #ifdef EMBER_WITH_CUDNN
 namespace ember::cuda_detail {
+
+using dynload::cudnn_library;
+using dynload::SharedLibrary;
 
 namespace {
 

@@ -1,13 +1,13 @@
 // CachingHostAllocator: power-of-two blocks, an exact-size free list, and a FIFO of events that
 // hold freed blocks back until the streams that used them are done.
-#include "cuda/host_allocator.h"
+#include "alloc/host_allocator.h"
 
 #include <algorithm>
 #include <bit>
 
 #include "ember/error.h"
 
-namespace ember::cuda::detail {
+namespace ember::alloc {
 
 void CachingHostAllocator::Stat::update(std::int64_t amount) {
   current += amount;
@@ -157,4 +157,4 @@ std::map<std::string, std::int64_t> CachingHostAllocator::stats() const {
   return out;
 }
 
-}  // namespace ember::cuda::detail
+}  // namespace ember::alloc

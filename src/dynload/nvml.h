@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace ember::cuda_detail {
+namespace ember::dynload {
 
 // How a device ordinal of this build is found in NVML. Each variant defines nvml_locator: the
 // CUDA build by the device's PCI bus id (CUDA_VISIBLE_DEVICES may reorder devices), the build
@@ -16,4 +16,4 @@ struct NvmlLocator {
 };
 NvmlLocator nvml_locator(int device);
 
-}  // namespace ember::cuda_detail
+}  // namespace ember::dynload

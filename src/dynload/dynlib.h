@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace ember::cuda_detail {
+namespace ember::dynload {
 
 struct SharedLibrary {
   void* handle = nullptr;
@@ -35,4 +35,4 @@ const SharedLibrary& cudnn_library();
 // The address of `symbol` in lib, or nullptr.
 void* find_symbol(const SharedLibrary& lib, const char* symbol);
 
-}  // namespace ember::cuda_detail
+}  // namespace ember::dynload

@@ -1,13 +1,13 @@
 // CachingAllocator: best-fit search in per-stream size-ordered pools, splitting and merging
 // within segments, OOM retry after releasing the cache, statistics and private pools.
-#include "cuda/caching_allocator.h"
+#include "alloc/caching_allocator.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "ember/error.h"
 
-namespace ember::cuda::detail {
+namespace ember::alloc {
 
 namespace {
 
@@ -669,4 +669,4 @@ void CachingAllocator::end_allocate_to_pool(MempoolId pool) {
   alloc_to_pools_.erase(it);
 }
 
-}  // namespace ember::cuda::detail
+}  // namespace ember::alloc

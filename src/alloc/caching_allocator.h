@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace ember::cuda::detail {
+namespace ember::alloc {
 
 // An opaque stream handle (a cudaStream_t cast to an integer); 0 is the default stream.
 using StreamId = std::uint64_t;
@@ -273,4 +273,4 @@ struct OomReport {
 };
 std::string format_oom_message(const OomReport& report);
 
-}  // namespace ember::cuda::detail
+}  // namespace ember::alloc

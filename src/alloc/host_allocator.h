@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/caching_allocator.h"
+#include "alloc/caching_allocator.h"
 
-namespace ember::cuda::detail {
+namespace ember::alloc {
 
 // Page-locked host memory and stream events. Calls arrive under the allocator's lock.
 struct RawHostAllocator : EventOps {
@@ -77,4 +77,4 @@ class CachingHostAllocator {
   std::int64_t num_host_alloc_ = 0, num_host_free_ = 0;
 };
 
-}  // namespace ember::cuda::detail
+}  // namespace ember::alloc

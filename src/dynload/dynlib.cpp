@@ -1,4 +1,4 @@
-#include "cuda/dynlib.h"
+#include "dynload/dynlib.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-namespace ember::cuda_detail {
+namespace ember::dynload {
 
 namespace {
 
@@ -138,4 +138,4 @@ void* find_symbol(const SharedLibrary& lib, const char* symbol) {
   return lib.handle != nullptr ? dlsym(lib.handle, symbol) : nullptr;
 }
 
-}  // namespace ember::cuda_detail
+}  // namespace ember::dynload

@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "cuda/caching_allocator.h"
+#include "alloc/caching_allocator.h"
 #include "ember/error.h"
 
-namespace ember::cuda::detail {
+namespace ember::alloc {
 
 namespace {
 
@@ -102,4 +102,4 @@ const AllocatorOptions& alloc_conf_from_env() {
   return parsed.options;
 }
 
-}  // namespace ember::cuda::detail
+}  // namespace ember::alloc

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <string>
 
-#include "cuda/caching_allocator.h"
+#include "alloc/caching_allocator.h"
 
-namespace ember::cuda::detail {
+namespace ember::alloc {
 
 std::string format_size(std::uint64_t bytes) {
   char buf[64];
@@ -166,4 +166,4 @@ std::string format_memory_summary(const std::map<std::string, std::int64_t>& sta
   return out;
 }
 
-}  // namespace ember::cuda::detail
+}  // namespace ember::alloc

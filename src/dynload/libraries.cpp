@@ -3,11 +3,11 @@
 #include <cstddef>
 #include <string>
 
-#include "cuda/dynlib.h"
+#include "dynload/dynlib.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
-namespace ember::cuda_detail {
+namespace ember::dynload {
 
 namespace {
 
@@ -65,21 +65,21 @@ const VersionedLibrary& library(const std::string& name) {
 
 }  // namespace
 
-}  // namespace ember::cuda_detail
+}  // namespace ember::dynload
 
 namespace ember::cuda {
 
-int cublas_version() { return cuda_detail::cublas().version; }
-int cudnn_version() { return cuda_detail::cudnn().version; }
-int nccl_version() { return cuda_detail::nccl().version; }
+int cublas_version() { return dynload::cublas().version; }
+int cudnn_version() { return dynload::cudnn().version; }
+int nccl_version() { return dynload::nccl().version; }
 
 std::string library_path(const std::string& name) {
-  const auto& l = cuda_detail::library(name);
+  const auto& l = dynload::library(name);
   return l.version > 0 ? l.lib.path : std::string();
 }
 
 std::string library_error(const std::string& name) {
-  const auto& l = cuda_detail::library(name);
+  const auto& l = dynload::library(name);
   if (l.version > 0) return {};
   return l.lib ? l.lib.path + ": no usable version function" : l.lib.error;
 }

@@ -1,16 +1,16 @@
 // ember::cuda::device_health over NVML, loaded with dlopen: a machine without the NVIDIA driver
 // gets available = false and the reason, never an exception.
-#include "cuda/nvml.h"
+#include "dynload/nvml.h"
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "cuda/dynlib.h"
+#include "dynload/dynlib.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
-namespace ember::cuda_detail {
+namespace ember::dynload {
 
 namespace {
 
@@ -98,27 +98,27 @@ const Nvml& nvml() {
 
 }  // namespace
 
-}  // namespace ember::cuda_detail
+}  // namespace ember::dynload
 
 namespace ember::cuda {
 
 std::string driver_release() {
-  const cuda_detail::Nvml& n = cuda_detail::nvml();
+  const dynload::Nvml& n = dynload::nvml();
   char buf[96] = {};
-  if (!n.error.empty() || n.system_driver_version(buf, sizeof buf) != cuda_detail::kNvmlSuccess)
+  if (!n.error.empty() || n.system_driver_version(buf, sizeof buf) != dynload::kNvmlSuccess)
     return {};
   return buf;
 }
 
 int nvml_device_count() {
-  const cuda_detail::Nvml& n = cuda_detail::nvml();
+  const dynload::Nvml& n = dynload::nvml();
   unsigned count = 0;
-  if (!n.error.empty() || n.device_count(&count) != cuda_detail::kNvmlSuccess) return 0;
+  if (!n.error.empty() || n.device_count(&count) != dynload::kNvmlSuccess) return 0;
   return static_cast<int>(count);
 }
 
 DeviceHealth device_health(int device) {
-  using namespace cuda_detail;
+  using namespace dynload;
   if (device < 0) throw Error("[device_health] invalid device ordinal " + std::to_string(device));
   DeviceHealth h;
   const Nvml& n = nvml();
