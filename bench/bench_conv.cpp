@@ -35,8 +35,13 @@ void BM_Conv2dForward(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(F::conv2d(x, w, b, 1, 1).data_ptr());
   set_flops(state, 2.0 * n * co * ci * 9 * hw * hw);
 }
-BENCHMARK(BM_Conv2dForward)->Args({1, 32, 28, 0})->Args({32, 64, 14, 0})->Args({1, 32, 28, 1})->Args({32, 64, 14, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Conv2dForward)
+    ->Args({1, 32, 28, 0})
+    ->Args({32, 64, 14, 0})
+    ->Args({1, 32, 28, 1})
+    ->Args({32, 64, 14, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_Conv2dForwardBackward(benchmark::State& state) {
   const int64_t ci = state.range(0), co = state.range(1), hw = state.range(2), n = 64;
@@ -51,8 +56,13 @@ void BM_Conv2dForwardBackward(benchmark::State& state) {
   }
   set_flops(state, 3 * 2.0 * n * co * ci * 9 * hw * hw);
 }
-BENCHMARK(BM_Conv2dForwardBackward)->Args({1, 32, 28, 0})->Args({32, 64, 14, 0})->Args({1, 32, 28, 1})->Args({32, 64, 14, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Conv2dForwardBackward)
+    ->Args({1, 32, 28, 0})
+    ->Args({32, 64, 14, 0})
+    ->Args({1, 32, 28, 1})
+    ->Args({32, 64, 14, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Args: channels, image size, threads.
 void BM_MaxPool2dForwardBackward(benchmark::State& state) {
@@ -66,8 +76,12 @@ void BM_MaxPool2dForwardBackward(benchmark::State& state) {
     benchmark::DoNotOptimize(grads[0].data_ptr());
   }
 }
-BENCHMARK(BM_MaxPool2dForwardBackward)->Args({32, 28, 0})->Args({64, 14, 0})->Args({32, 28, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MaxPool2dForwardBackward)
+    ->Args({32, 28, 0})
+    ->Args({64, 14, 0})
+    ->Args({32, 28, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

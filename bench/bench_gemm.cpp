@@ -92,10 +92,10 @@ constexpr GemmShape kShapes[] = {
 void BM_SgemmLibrary(benchmark::State& state) {
   const GemmShape& s = kShapes[state.range(0)];
   backends::mkldnn::FlagsGuard guard(state.range(1) == 1);
-  Tensor a = s.ta ? random_matrix({s.k, s.m}, kFloat32, 9).t()
-                  : random_matrix({s.m, s.k}, kFloat32, 9);
-  Tensor b = s.tb ? random_matrix({s.n, s.k}, kFloat32, 10).t()
-                  : random_matrix({s.k, s.n}, kFloat32, 10);
+  Tensor a =
+      s.ta ? random_matrix({s.k, s.m}, kFloat32, 9).t() : random_matrix({s.m, s.k}, kFloat32, 9);
+  Tensor b =
+      s.tb ? random_matrix({s.n, s.k}, kFloat32, 10).t() : random_matrix({s.k, s.n}, kFloat32, 10);
   for (auto _ : state) benchmark::DoNotOptimize(mm(a, b).data_ptr());
   set_flops(state, 2.0 * s.m * s.n * s.k);
   state.SetLabel(std::string(s.where) + (state.range(1) == 1 ? " [oneDNN on]" : " [oneDNN off]"));

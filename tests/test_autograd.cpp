@@ -10,9 +10,7 @@ using namespace ember;
 
 namespace {
 
-Tensor leaf(std::vector<double> v, Shape s = {}) {
-  return tensor(v, s, kFloat64).requires_grad_();
-}
+Tensor leaf(std::vector<double> v, Shape s = {}) { return tensor(v, s, kFloat64).requires_grad_(); }
 
 void expect_values(const Tensor& t, const std::vector<double>& want, double tol = 1e-12) {
   ASSERT_TRUE(t.defined());
@@ -46,11 +44,13 @@ TEST(Autograd, LeafFlagsAndFactories) {
   Tensor z = zeros({2});
   EXPECT_FALSE(z.requires_grad());
   EXPECT_FALSE((z * 2).requires_grad());
-  EXPECT_NE(error_of([] { arange(3).requires_grad_(); })
-                .find("only Tensors of floating point dtype can require gradients"),
+  EXPECT_NE(error_of([] {
+              arange(3).requires_grad_();
+            }).find("only Tensors of floating point dtype can require gradients"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { y.requires_grad_(false); })
-                .find("you can only change requires_grad flags of leaf variables"),
+  EXPECT_NE(error_of([&] {
+              y.requires_grad_(false);
+            }).find("you can only change requires_grad flags of leaf variables"),
             std::string::npos);
 }
 
@@ -68,11 +68,14 @@ TEST(Autograd, ScalarBackwardAndAccumulation) {
 TEST(Autograd, NonScalarNeedsGradient) {
   Tensor x = leaf({1, 2}, {2});
   Tensor y = x * 2;
-  EXPECT_NE(error_of([&] { y.backward(); }).find("grad can be implicitly created only for scalar outputs"),
+  EXPECT_NE(error_of([&] {
+              y.backward();
+            }).find("grad can be implicitly created only for scalar outputs"),
             std::string::npos);
   y.backward(tensor({1.0, 10.0}, {}, kFloat64));
   expect_values(x.grad(), {2, 20});
-  EXPECT_NE(error_of([&] { zeros({1}).backward(); }).find("does not require grad"), std::string::npos);
+  EXPECT_NE(error_of([&] { zeros({1}).backward(); }).find("does not require grad"),
+            std::string::npos);
 }
 
 TEST(Autograd, RetainGraphAndSecondBackward) {
@@ -142,7 +145,9 @@ TEST(Autograd, HooksRunInOrderAndReplaceGradients) {
   x.mutable_grad() = Tensor();
   (x * 3).sum().backward();
   expect_values(x.grad(), {3, 3});
-  EXPECT_NE(error_of([] { zeros({2}).register_hook([](const Tensor& g) { return g; }); }).find("doesn't require gradient"),
+  EXPECT_NE(error_of([] {
+              zeros({2}).register_hook([](const Tensor& g) { return g; });
+            }).find("doesn't require gradient"),
             std::string::npos);
 }
 
@@ -158,7 +163,9 @@ TEST(Autograd, PostAccumulateGradHook) {
   w.sum().backward();
   EXPECT_EQ(calls, 1);
   expect_values(w.detach(), {0, 1});
-  EXPECT_NE(error_of([&] { (w * 2).register_post_accumulate_grad_hook([](Tensor&) {}); }).find("non-leaf"),
+  EXPECT_NE(error_of([&] {
+              (w * 2).register_post_accumulate_grad_hook([](Tensor&) {});
+            }).find("non-leaf"),
             std::string::npos);
 }
 
@@ -216,7 +223,8 @@ TEST(Autograd, DoubleBackward) {
   Tensor dt = autograd::grad({t}, {x}, {}, std::nullopt, true)[0];
   Tensor d2t = autograd::grad({dt.sum()}, {x})[0];
   std::vector<double> want;
-  for (double v : {0.5, -1.5}) want.push_back(-2 * std::tanh(v) * (1 - std::tanh(v) * std::tanh(v)));
+  for (double v : {0.5, -1.5})
+    want.push_back(-2 * std::tanh(v) * (1 - std::tanh(v) * std::tanh(v)));
   expect_values(d2t, want);
 
   Tensor e = x.exp().sum();
@@ -258,8 +266,9 @@ TEST(Autograd, BackwardCreateGraphMakesDifferentiableGrad) {
 }
 
 TEST(Autograd, VersionCounterError) {
-  Tensor x = tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0}, {3, 4}, kFloat32)
-                 .requires_grad_();
+  Tensor x =
+      tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0}, {3, 4}, kFloat32)
+          .requires_grad_();
   Tensor y = x.exp();
   EXPECT_EQ(y._version(), 0u);
   Tensor z = y.sum();
@@ -285,8 +294,10 @@ TEST(Autograd, LeafInPlaceErrors) {
             std::string::npos)
       << e;
   e = error_of([&] { x.narrow(0, 0, 1).mul_(2); });
-  EXPECT_NE(e.find("a view of a leaf Variable that requires grad is being used in an in-place operation."),
-            std::string::npos)
+  EXPECT_NE(
+      e.find(
+          "a view of a leaf Variable that requires grad is being used in an in-place operation."),
+      std::string::npos)
       << e;
 }
 

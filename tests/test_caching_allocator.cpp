@@ -108,12 +108,12 @@ TEST(CachingAllocator, RoundingAndPoolChoice) {
     bool small;
   };
   // A remainder of 1 MiB or less stays with a large block.
-  for (Case c : {Case{1, 512, 2 * MiB, true}, Case{1000, 1024, 2 * MiB, true},
-                 Case{MiB, MiB, 2 * MiB, true}, Case{MiB + 1, MiB + 512, 20 * MiB, false},
-                 Case{10 * MiB - 513, 10 * MiB - 512, 20 * MiB, false},
-                 Case{10 * MiB - 1, 10 * MiB, 10 * MiB, false},
-                 Case{10 * MiB, 10 * MiB, 10 * MiB, false},
-                 Case{11 * MiB + 1, 12 * MiB, 12 * MiB, false}}) {
+  for (Case c :
+       {Case{1, 512, 2 * MiB, true}, Case{1000, 1024, 2 * MiB, true}, Case{MiB, MiB, 2 * MiB, true},
+        Case{MiB + 1, MiB + 512, 20 * MiB, false},
+        Case{10 * MiB - 513, 10 * MiB - 512, 20 * MiB, false},
+        Case{10 * MiB - 1, 10 * MiB, 10 * MiB, false}, Case{10 * MiB, 10 * MiB, 10 * MiB, false},
+        Case{11 * MiB + 1, 12 * MiB, 12 * MiB, false}}) {
     FakeDevice dev(1024 * MiB);
     CachingAllocator a(0, dev);
     void* p = a.malloc(c.request);
@@ -223,7 +223,7 @@ TEST(CachingAllocator, PerStreamIsolation) {
 TEST(CachingAllocator, RetryAfterFreeingTheCache) {
   FakeDevice dev(20 * MiB);
   CachingAllocator a(0, dev);
-  a.free(a.malloc(2 * MiB, 0));  // a cached 20 MiB segment on stream 0
+  a.free(a.malloc(2 * MiB, 0));    // a cached 20 MiB segment on stream 0
   void* p = a.malloc(2 * MiB, 1);  // the device is full until the cache is released
   EXPECT_NE(p, nullptr);
   auto s = a.memory_stats();
@@ -447,11 +447,11 @@ TEST(CachingAllocator, MemorySummaryGolden) {
 }
 
 TEST(CachingAllocator, MemorySummaryUnits) {
-  std::map<std::string, std::int64_t> s;  // missing keys read as 0
-  s["allocated_bytes.all.current"] = 4781506560;     // 4560 MiB
-  s["allocated_bytes.all.peak"] = 805306368;         // 768 MiB: steps up exactly at 768
-  s["allocated_bytes.all.allocated"] = 786431;       // one byte under 768 KiB stays in B
-  s["allocated_bytes.all.freed"] = 1234567890123;    // GiB
+  std::map<std::string, std::int64_t> s;              // missing keys read as 0
+  s["allocated_bytes.all.current"] = 4781506560;      // 4560 MiB
+  s["allocated_bytes.all.peak"] = 805306368;          // 768 MiB: steps up exactly at 768
+  s["allocated_bytes.all.allocated"] = 786431;        // one byte under 768 KiB stays in B
+  s["allocated_bytes.all.freed"] = 1234567890123;     // GiB
   s["allocated_bytes.small_pool.current"] = 1 << 20;  // in the row's unit, MiB
   s["allocation.all.current"] = 749999;
   s["allocation.all.peak"] = 750000;

@@ -63,7 +63,7 @@ TEST(DType, ResultTypeFollowsPyTorch) {
 TEST(DType, HalfAndBFloat16Round) {
   EXPECT_EQ(Half(1.0f).x, 0x3c00);
   EXPECT_EQ(Half(65504.0f).x, 0x7bff);
-  EXPECT_EQ(Half(65520.0f).x, 0x7c00);  // rounds to inf
+  EXPECT_EQ(Half(65520.0f).x, 0x7c00);                                  // rounds to inf
   EXPECT_EQ(static_cast<float>(Half(5.9604645e-08f)), 5.9604645e-08f);  // smallest subnormal
   EXPECT_TRUE(std::isnan(static_cast<float>(Half(std::nanf("")))));
   EXPECT_EQ(Half(1.0f + 1.0f / 2048).x, 0x3c00);  // ties to even
@@ -91,7 +91,8 @@ TEST(Device, Parses) {
     Device("tpu");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("[Device] invalid device string 'tpu'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("[Device] invalid device string 'tpu'"),
+              std::string::npos);
   }
 }
 
@@ -206,7 +207,8 @@ TEST(Views, BadInputRaises) {
     a.size(5);
     FAIL();
   } catch (const IndexError& e) {
-    EXPECT_NE(std::string(e.what()).find("Dimension out of range (expected to be in range of [-2, 1], but got 5)"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "Dimension out of range (expected to be in range of [-2, 1], but got 5)"),
               std::string::npos);
   }
 }
@@ -262,14 +264,20 @@ TEST(Conversion, EveryPairOfDtypes) {
       std::vector<double> s = src.to_vector<double>(), d = dst.to_vector<double>();
       for (size_t i = 0; i < vals.size(); ++i) {
         double want = s[i];
-        if (to == kBool) want = s[i] != 0;
+        if (to == kBool)
+          want = s[i] != 0;
         else if (is_integral(to)) {
           int64_t t = static_cast<int64_t>(std::trunc(s[i]));
-          if (to == kUInt8) want = static_cast<uint8_t>(t);
-          else if (to == kInt8) want = static_cast<int8_t>(t);
-          else want = static_cast<double>(t);
-        } else if (to == kFloat16) want = static_cast<float>(Half(static_cast<float>(s[i])));
-        else if (to == kBFloat16) want = static_cast<float>(BFloat16(static_cast<float>(s[i])));
+          if (to == kUInt8)
+            want = static_cast<uint8_t>(t);
+          else if (to == kInt8)
+            want = static_cast<int8_t>(t);
+          else
+            want = static_cast<double>(t);
+        } else if (to == kFloat16)
+          want = static_cast<float>(Half(static_cast<float>(s[i])));
+        else if (to == kBFloat16)
+          want = static_cast<float>(BFloat16(static_cast<float>(s[i])));
         EXPECT_EQ(d[i], want) << dtype_name(from) << " -> " << dtype_name(to) << " value " << s[i];
       }
     }
@@ -422,9 +430,10 @@ TEST(Threads, ParallelForCoversRangeAndPropagatesErrors) {
   bool inline_run = false;
   parallel_for(10, 1000, [&](int64_t, int64_t) { inline_run = !in_parallel_region(); });
   EXPECT_TRUE(inline_run);
-  EXPECT_THROW(parallel_for(100000, 10, [](int64_t b, int64_t) {
-                 if (b > 50000) throw ValueError("boom");
-               }),
+  EXPECT_THROW(parallel_for(100000, 10,
+                            [](int64_t b, int64_t) {
+                              if (b > 50000) throw ValueError("boom");
+                            }),
                ValueError);
   EXPECT_THROW(set_num_threads(0), ValueError);
   // Large ops give the same answer with one or two threads.

@@ -245,8 +245,8 @@ TEST(DoctorCollect, ThisMachine) {
   const Report r = collect(true);
   EXPECT_EQ(r.version, kVersion);
   EXPECT_FALSE(r.cpu.model.empty());
-  EXPECT_EQ(r.cpu_gemm.find("oneDNN") == 0, backends::mkldnn::is_available() &&
-                                                backends::mkldnn::enabled())
+  EXPECT_EQ(r.cpu_gemm.find("oneDNN") == 0,
+            backends::mkldnn::is_available() && backends::mkldnn::enabled())
       << r.cpu_gemm;
   EXPECT_GE(r.cpu.logical_cores, 1);
   EXPECT_EQ(static_cast<int>(r.gpus.size()), cuda::device_count());

@@ -18,9 +18,12 @@ enum class Layout { Contiguous, Transposed, Sliced };
 
 const char* layout_name(Layout l) {
   switch (l) {
-    case Layout::Contiguous: return "contiguous";
-    case Layout::Transposed: return "transposed";
-    default: return "sliced";
+    case Layout::Contiguous:
+      return "contiguous";
+    case Layout::Transposed:
+      return "transposed";
+    default:
+      return "sliced";
   }
 }
 
@@ -36,7 +39,8 @@ Tensor place(const Tensor& t, Device dev, Layout layout) {
   if (layout == Layout::Sliced && t.dim() >= 1) {
     Shape s = t.sizes();
     s.back() *= 2;
-    Tensor out = empty(s, TensorOptions().dtype(t.dtype()).device(dev)).slice(-1, 0, std::nullopt, 2);
+    Tensor out =
+        empty(s, TensorOptions().dtype(t.dtype()).device(dev)).slice(-1, 0, std::nullopt, 2);
     out.copy_(t);
     return out;
   }
@@ -45,11 +49,16 @@ Tensor place(const Tensor& t, Device dev, Layout layout) {
 
 double default_tolerance(DType t) {
   switch (t) {
-    case kFloat16: return 5e-6;
-    case kBFloat16: return 1e-4;
-    case kFloat32: return 1e-11;
-    case kFloat64: return 1e-20;
-    default: return 0.0;  // exact
+    case kFloat16:
+      return 5e-6;
+    case kBFloat16:
+      return 1e-4;
+    case kFloat32:
+      return 1e-11;
+    case kFloat64:
+      return 1e-20;
+    default:
+      return 0.0;  // exact
   }
 }
 
@@ -82,8 +91,8 @@ std::string compare(const Tensor& got_t, const Ref& want, double tol) {
       continue;
     }
     if (exact && g != w) {
-      err << "element " << i << ": got " << g << ", want " << w << " (exact dtype "
-          << got_t.dtype() << ")";
+      err << "element " << i << ": got " << g << ", want " << w << " (exact dtype " << got_t.dtype()
+          << ")";
       return err.str();
     }
     num += (g - w) * (g - w);
@@ -252,9 +261,8 @@ void run_gradcheck(const OpCase& c, Device dev) {
   for (size_t n = 0; n < diff.size(); ++n) {
     const size_t i = diff[n];
     std::vector<double> base = host[i].to_vector<double>();
-    std::vector<double> got = analytic[n].defined()
-                                  ? analytic[n].to_vector<double>()
-                                  : std::vector<double>(base.size(), 0.0);
+    std::vector<double> got = analytic[n].defined() ? analytic[n].to_vector<double>()
+                                                    : std::vector<double>(base.size(), 0.0);
     ASSERT_EQ(got.size(), base.size()) << c.name << ": gradient of input " << i;
     for (size_t j = 0; j < base.size(); ++j) {
       double fx[2];
@@ -308,11 +316,15 @@ TEST(Harness, EveryCaseHasDtypesAndAReference) {
 
 // The harness itself must catch a kernel that leaves outputs unwritten or computes wrong values.
 TEST(Harness, CatchesUnwrittenAndWrongOutputs) {
-  OpCase unwritten{"unwritten", {kFloat32, kInt32}, {{{3, 4}}},
+  OpCase unwritten{"unwritten",
+                   {kFloat32, kInt32},
+                   {{{3, 4}}},
                    [](const TensorList& in) { return TensorList{empty_like(in[0])}; },
                    [](const std::vector<Ref>& in, DType) { return std::vector<Ref>{in[0]}; }};
   EXPECT_NONFATAL_FAILURE(run_case(unwritten, Device(kCPU)), "output 0");
-  OpCase wrong{"wrong", {kFloat32}, {{{3, 4}}},
+  OpCase wrong{"wrong",
+               {kFloat32},
+               {{{3, 4}}},
                [](const TensorList& in) { return TensorList{in[0] * 1.001}; },
                [](const std::vector<Ref>& in, DType) { return std::vector<Ref>{in[0]}; }};
   EXPECT_NONFATAL_FAILURE(run_case(wrong, Device(kCPU)), "normalised error");
@@ -325,7 +337,9 @@ TEST(Harness, GradchecksNameRealCases) {
 
 // The gradcheck itself must catch a wrong derivative.
 TEST(Harness, GradcheckCatchesWrongDerivatives) {
-  OpCase wrong{"wrong_grad", {kFloat64}, {{{3}}},
+  OpCase wrong{"wrong_grad",
+               {kFloat64},
+               {{{3}}},
                [](const TensorList& in) {
                  // Forward x^2, but the recorded graph says 3x.
                  Tensor fwd = (in[0] * in[0]).detach();
@@ -351,7 +365,8 @@ int main(int argc, char** argv) {
     for (Device d : devices()) {
       std::string dev = d.is_cpu() ? "cpu" : "cuda";
       ::testing::RegisterTest("Op", (c.name + "/" + dev).c_str(), nullptr, nullptr, __FILE__,
-                              __LINE__, [&c, d]() -> ::testing::Test* { return new CaseTest(&c, d); });
+                              __LINE__,
+                              [&c, d]() -> ::testing::Test* { return new CaseTest(&c, d); });
     }
   }
   ::testing::InitGoogleTest(&argc, argv);

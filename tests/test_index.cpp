@@ -51,8 +51,8 @@ TEST(Cat, ValuesAlongDims) {
 }
 
 TEST(Cat, PromotesAndSkipsLegacyEmpty) {
-  Tensor a = tensor({1, 2});                        // int64
-  Tensor b = tensor({0.5f});                        // float32
+  Tensor a = tensor({1, 2});  // int64
+  Tensor b = tensor({0.5f});  // float32
   Tensor c = cat({a, b});
   EXPECT_EQ(c.dtype(), kFloat32);
   EXPECT_EQ(fvec(c), (F{1, 2, 0.5f}));
@@ -70,9 +70,12 @@ TEST(Cat, PromotesAndSkipsLegacyEmpty) {
 
 TEST(Cat, Errors) {
   Tensor a = zeros({2, 3}), b = zeros({2, 4});
-  expect_error<ValueError>([&] { cat({a, a, b}, 0); },
-                           "[cat] Sizes of tensors must match except in dimension 0. Expected "
-                           "size 3 but got size 4 for tensor number 2 in the list");
+  expect_error<ValueError>(
+      [&] {
+        cat({a, a, b}, 0);
+      },
+      "[cat] Sizes of tensors must match except in dimension 0. Expected "
+      "size 3 but got size 4 for tensor number 2 in the list");
   expect_error<ValueError>([&] { cat({a, zeros({2, 3, 1})}); }, "same number of dimensions");
   expect_error<ValueError>([&] { cat({a, scalar_tensor(1.0)}); }, "zero-dimensional");
   expect_error<ValueError>([&] { cat({}); }, "[cat]");
@@ -89,9 +92,12 @@ TEST(Stack, ValuesAndErrors) {
   EXPECT_EQ(ivec(s1), (I{0, 3, 1, 4, 2, 5}));
   Tensor s2 = stack({scalar_tensor(1.5), scalar_tensor(2.5)});
   EXPECT_EQ(s2.sizes(), (Shape{2}));
-  expect_error<ValueError>([&] { stack({a, ar(4)}); },
-                           "stack expects each tensor to be equal size, but got [3] at entry 0 "
-                           "and [4] at entry 1");
+  expect_error<ValueError>(
+      [&] {
+        stack({a, ar(4)});
+      },
+      "stack expects each tensor to be equal size, but got [3] at entry 0 "
+      "and [4] at entry 1");
   expect_error<IndexError>([&] { stack({a, b}, 3); }, "Dimension out of range");
 }
 
@@ -123,8 +129,11 @@ TEST(IndexSelect, Values) {
 
 TEST(IndexSelect, Errors) {
   Tensor x = zeros({3, 4});
-  expect_error<IndexError>([&] { index_select(x, 0, tensor({0, 5})); },
-                           "[index_select] index 5 is out of bounds for dimension 0 with size 3");
+  expect_error<IndexError>(
+      [&] {
+        index_select(x, 0, tensor({0, 5}));
+      },
+      "[index_select] index 5 is out of bounds for dimension 0 with size 3");
   expect_error<IndexError>([&] { index_select(x, 1, tensor({-1})); },
                            "[index_select] index -1 is out of bounds for dimension 1 with size 4");
   expect_error<TypeError>([&] { index_select(x, 0, tensor({0.0f})); }, "[index_select] expected");
@@ -150,12 +159,21 @@ TEST(Gather, Values) {
 
 TEST(Gather, Errors) {
   Tensor x = zeros({3, 4});
-  expect_error<IndexError>([&] { gather(x, 1, tensor({0, 7}, {1, 2})); },
-                           "[gather] index 7 is out of bounds for dimension 1 with size 4");
-  expect_error<TypeError>([&] { gather(x, 1, zeros({1, 2}, kInt32)); },
-                          "[gather] expected an int64 index tensor, got int32");
-  expect_error<ValueError>([&] { gather(x, 1, zeros({4, 1}, kInt64)); },
-                           "size does not match at dimension 0");
+  expect_error<IndexError>(
+      [&] {
+        gather(x, 1, tensor({0, 7}, {1, 2}));
+      },
+      "[gather] index 7 is out of bounds for dimension 1 with size 4");
+  expect_error<TypeError>(
+      [&] {
+        gather(x, 1, zeros({1, 2}, kInt32));
+      },
+      "[gather] expected an int64 index tensor, got int32");
+  expect_error<ValueError>(
+      [&] {
+        gather(x, 1, zeros({4, 1}, kInt64));
+      },
+      "size does not match at dimension 0");
   expect_error<ValueError>([&] { gather(x, 1, zeros({2}, kInt64)); }, "same number of dimensions");
 }
 
@@ -167,7 +185,7 @@ TEST(Scatter, SrcAndValue) {
   Tensor src = ar(8, kFloat32).view({2, 4}).add(1);
   Tensor r = scatter(x, 0, idx, src);
   EXPECT_EQ(fvec(r), (F{1, 0, 7, 4, 0, 6, 0, 8, 5, 0, 3, 0}));  // (1, 1) written twice: last wins
-  EXPECT_EQ(fvec(x), F(12, 0.0f));  // out of place
+  EXPECT_EQ(fvec(x), F(12, 0.0f));                              // out of place
   // src larger than index: only the leading corner is read.
   Tensor big = ar(15, kFloat32).view({3, 5});
   Tensor r2 = scatter(zeros({2, 3}), 1, tensor({2, 0}, {2, 1}), big);
@@ -224,17 +242,32 @@ TEST(Scatter, AddAccumulatesDuplicates) {
 
 TEST(Scatter, Errors) {
   Tensor x = zeros({3, 4});
-  expect_error<IndexError>([&] { scatter(x, 0, tensor({3}, {1, 1}), ones({1, 1})); },
-                           "[scatter] index 3 is out of bounds for dimension 0 with size 3");
-  expect_error<IndexError>([&] { scatter_add(x, 1, tensor({-1}, {1, 1}), ones({1, 1})); },
-                           "[scatter_add] index -1 is out of bounds for dimension 1 with size 4");
-  expect_error<TypeError>([&] { scatter(x, 0, tensor({0}, {1, 1}), ones({1, 1}, kFloat64)); },
-                          "same dtype");
+  expect_error<IndexError>(
+      [&] {
+        scatter(x, 0, tensor({3}, {1, 1}), ones({1, 1}));
+      },
+      "[scatter] index 3 is out of bounds for dimension 0 with size 3");
+  expect_error<IndexError>(
+      [&] {
+        scatter_add(x, 1, tensor({-1}, {1, 1}), ones({1, 1}));
+      },
+      "[scatter_add] index -1 is out of bounds for dimension 1 with size 4");
+  expect_error<TypeError>(
+      [&] {
+        scatter(x, 0, tensor({0}, {1, 1}), ones({1, 1}, kFloat64));
+      },
+      "same dtype");
   expect_error<TypeError>([&] { scatter(x, 0, zeros({1, 1}, kInt32), 1.0); }, "int64 index");
-  expect_error<ValueError>([&] { scatter(x, 0, zeros({1, 2}, kInt64), ones({1, 1})); },
-                           "no larger than src");
-  expect_error<ValueError>([&] { scatter(x, 0, zeros({1, 5}, kInt64), 1.0); },
-                           "size does not match at dimension 1");
+  expect_error<ValueError>(
+      [&] {
+        scatter(x, 0, zeros({1, 2}, kInt64), ones({1, 1}));
+      },
+      "no larger than src");
+  expect_error<ValueError>(
+      [&] {
+        scatter(x, 0, zeros({1, 5}, kInt64), 1.0);
+      },
+      "size does not match at dimension 1");
 }
 
 // ---- advanced indexing --------------------------------------------------------------------------
@@ -289,13 +322,22 @@ TEST(Index, Errors) {
   Tensor x = zeros({3, 4});
   expect_error<IndexError>([&] { index(x, {tensor({3})}); },
                            "[index] index 3 is out of bounds for dimension 0 with size 3");
-  expect_error<IndexError>([&] { index(x, {Tensor(), tensor({-5})}); },
-                           "[index] index -5 is out of bounds for dimension 1 with size 4");
-  expect_error<IndexError>([&] { index(x, {tensor({0}), tensor({0}), tensor({0})}); },
-                           "too many indices for tensor of dimension 2 (got 3)");
+  expect_error<IndexError>(
+      [&] {
+        index(x, {Tensor(), tensor({-5})});
+      },
+      "[index] index -5 is out of bounds for dimension 1 with size 4");
+  expect_error<IndexError>(
+      [&] {
+        index(x, {tensor({0}), tensor({0}), tensor({0})});
+      },
+      "too many indices for tensor of dimension 2 (got 3)");
   expect_error<IndexError>([&] { index(x, {zeros({3, 3}, kBool)}); }, "The shape of the mask");
-  expect_error<IndexError>([&] { index(x, {tensor({0, 1}), tensor({0, 1, 2})}); },
-                           "shape mismatch");
+  expect_error<IndexError>(
+      [&] {
+        index(x, {tensor({0, 1}), tensor({0, 1, 2})});
+      },
+      "shape mismatch");
   expect_error<TypeError>([&] { index(x, {tensor({0.0f})}); }, "tensors used as indices");
 }
 

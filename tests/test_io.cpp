@@ -1,8 +1,7 @@
 // safetensors (interop with PyTorch's files byte for byte, strict validation) and training
 // checkpoints (sections, RNG state, checksum, atomic replacement under a killed writer).
-#include <gtest/gtest.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -38,7 +37,8 @@ std::string raw_file(const std::string& json, size_t data_bytes) {
   std::string h = json;
   h.append((8 - h.size() % 8) % 8, ' ');
   std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>((h.size() >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((h.size() >> (8 * i)) & 0xFF);
   return out + h + std::string(data_bytes, '\x01');
 }
 
@@ -78,18 +78,19 @@ OrderedDict<std::string, Tensor> fixture_tensors() {
   t.insert("bool", tensor({true, false, false, true, true}));
   t.insert("uint8", tensor(std::vector<uint8_t>{0, 1, 127, 128, 255}));
   t.insert("int8", tensor(std::vector<int8_t>{-128, -1, 0, 1, 127}));
-  t.insert("int32", tensor(std::vector<int32_t>{std::numeric_limits<int32_t>::min(), -7, 0, 7, 65536,
-                                                std::numeric_limits<int32_t>::max()},
+  t.insert("int32", tensor(std::vector<int32_t>{std::numeric_limits<int32_t>::min(), -7, 0, 7,
+                                                65536, std::numeric_limits<int32_t>::max()},
                            {2, 3}));
   t.insert("int64", tensor(std::vector<int64_t>{std::numeric_limits<int64_t>::min(), -3, 0, 3,
                                                 std::numeric_limits<int64_t>::max()}));
-  t.insert("float16",
-           tensor(std::vector<double>{0.0, -0.0, 1.0, -2.5, 65504.0, 6e-08, inf, -inf}).to(kFloat16));
+  t.insert(
+      "float16",
+      tensor(std::vector<double>{0.0, -0.0, 1.0, -2.5, 65504.0, 6e-08, inf, -inf}).to(kFloat16));
   t.insert("bfloat16",
            tensor(std::vector<double>{0.0, -1.0, 3.140625, 1e38, -inf, 1e-40}).to(kBFloat16));
-  t.insert("float32", tensor(std::vector<double>{1.0, -0.5, 3.25, 1e-45, 3.4028234663852886e38, -inf},
-                             {2, 3})
-                          .to(kFloat32));
+  t.insert("float32",
+           tensor(std::vector<double>{1.0, -0.5, 3.25, 1e-45, 3.4028234663852886e38, -inf}, {2, 3})
+               .to(kFloat32));
   t.insert("float64", tensor(std::vector<double>{0.1, -2.0, 1e308, 5e-324}));
   // A transposed (non-contiguous) view holding the fixture's row-major 0..11.
   t.insert("matrix", arange(12, TensorOptions(kFloat32)).reshape({3, 4}).t().contiguous().t());
@@ -116,7 +117,8 @@ void expect_error(F&& f, std::initializer_list<std::string> parts) {
     ADD_FAILURE() << "no error raised";
   } catch (const Error& e) {
     const std::string msg = e.what();
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << msg << "\n  lacks: " << p;
+    for (const std::string& p : parts)
+      EXPECT_NE(msg.find(p), std::string::npos) << msg << "\n  lacks: " << p;
   }
 }
 
@@ -145,9 +147,9 @@ TEST(Safetensors, LoadsPyTorchFixtureExactly) {
   EXPECT_EQ(loaded["scalar"].item<double>(), 42.5);
   EXPECT_EQ(loaded["empty"].sizes(), Shape({2, 0, 3}));
   // Header order: the file lists tensors by dtype (largest first), then by name.
-  EXPECT_EQ(loaded.keys(), (std::vector<std::string>{"int64", "float64", "scalar", "empty", "float32",
-                                                     "matrix", "int32", "bfloat16", "float16",
-                                                     "int8", "uint8", "bool"}));
+  EXPECT_EQ(loaded.keys(),
+            (std::vector<std::string>{"int64", "float64", "scalar", "empty", "float32", "matrix",
+                                      "int32", "bfloat16", "float16", "int8", "uint8", "bool"}));
   EXPECT_EQ(io::load_safetensors_metadata(kFixtures + "tensors.safetensors"),
             (std::map<std::string, std::string>{{"format", "pt"}}));
 
@@ -166,7 +168,8 @@ TEST(Safetensors, WritesPyTorchFixtureByteForByte) {
   EXPECT_EQ(read_bytes(dir.file("nan.safetensors")), read_bytes(kFixtures + "nan.safetensors"));
 
   io::save_safetensors(dir.file("none.safetensors"), {});
-  EXPECT_EQ(read_bytes(dir.file("none.safetensors")), read_bytes(kFixtures + "no_tensors.safetensors"));
+  EXPECT_EQ(read_bytes(dir.file("none.safetensors")),
+            read_bytes(kFixtures + "no_tensors.safetensors"));
   EXPECT_TRUE(io::load_safetensors(dir.file("none.safetensors")).empty());
 }
 
@@ -216,12 +219,21 @@ TEST(Safetensors, RoundTripsEveryDTypeAndLayout) {
 
 TEST(Safetensors, RejectsBadArguments) {
   TempDir dir;
-  expect_error([&] { io::save_safetensors(dir.file("x"), {{"a", Tensor()}}); },
-               {"[save_safetensors]", "'a' is undefined"});
-  expect_error([&] { io::save_safetensors(dir.file("x"), {{"__metadata__", ones({1})}}); },
-               {"[save_safetensors]", "__metadata__"});
-  expect_error([&] { io::save_safetensors(dir.file("no/such/dir/x"), {{"a", ones({1})}}); },
-               {"[save_safetensors]", "no/such/dir/x", "cannot create temporary file"});
+  expect_error(
+      [&] {
+        io::save_safetensors(dir.file("x"), {{"a", Tensor()}});
+      },
+      {"[save_safetensors]", "'a' is undefined"});
+  expect_error(
+      [&] {
+        io::save_safetensors(dir.file("x"), {{"__metadata__", ones({1})}});
+      },
+      {"[save_safetensors]", "__metadata__"});
+  expect_error(
+      [&] {
+        io::save_safetensors(dir.file("no/such/dir/x"), {{"a", ones({1})}});
+      },
+      {"[save_safetensors]", "no/such/dir/x", "cannot create temporary file"});
   EXPECT_EQ(dir.files(), std::vector<std::string>{});
 }
 
@@ -257,26 +269,26 @@ TEST(Safetensors, ValidationNamesFileAndProblem) {
                {p, "end before they begin"});
   expect_error(load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8)),
                {p, "shape entries must be non-negative integers, got -2"});
-  expect_error(load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", 8)),
-               {p, "unknown field 'x'"});
-  expect_error(load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[2]}})", 8)), {p, "lacks 'data_offsets'"});
   expect_error(
-      load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-                        12)),
-      {p, "tensors 'a' [0, 8] and 'b' [4, 12] overlap"});
-  expect_error(
-      load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
-                        20)),
-      {p, "bytes [8, 12) of the data region belong to no tensor"});
-  expect_error(load_raw(raw_file("{" + ok + "}", 12)),
-               {p, "4 bytes after the last tensor's data"});
+      load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", 8)),
+      {p, "unknown field 'x'"});
+  expect_error(load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[2]}})", 8)),
+               {p, "lacks 'data_offsets'"});
+  expect_error(load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                 R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                 12)),
+               {p, "tensors 'a' [0, 8] and 'b' [4, 12] overlap"});
+  expect_error(load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                 R"("b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
+                                 20)),
+               {p, "bytes [8, 12) of the data region belong to no tensor"});
+  expect_error(load_raw(raw_file("{" + ok + "}", 12)), {p, "4 bytes after the last tensor's data"});
   expect_error(load_raw(raw_file(R"({"a":{"dtype":"F32","shape":[4611686018427387904],)"
                                  R"("data_offsets":[0,8]}})",
                                  8)),
                {p, "needs more than 2^64 bytes"});
-  expect_error(load_raw(raw_file(R"({"__metadata__":{"k":1}})", 0)), {p, "value of 'k' is a number"});
+  expect_error(load_raw(raw_file(R"({"__metadata__":{"k":1}})", 0)),
+               {p, "value of 'k' is a number"});
   {
     // A PyTorch file cut short.
     std::string b = read_bytes(kFixtures + "tensors.safetensors");
@@ -284,10 +296,13 @@ TEST(Safetensors, ValidationNamesFileAndProblem) {
     b.resize(b.size() - 10);
     expect_error(load_raw(b), {p, "truncated: header says " + std::to_string(full) +
                                       " bytes, file has " + std::to_string(full - 10)});
-    expect_error([&] { io::load_safetensors_metadata(p); }, {"[load_safetensors_metadata]", "truncated"});
+    expect_error([&] { io::load_safetensors_metadata(p); },
+                 {"[load_safetensors_metadata]", "truncated"});
   }
   // Padding with spaces (and any JSON whitespace) is accepted, as are escapes in names.
-  write_bytes(p, raw_file("{ \"\\u0061\\n\" : {\"dtype\":\"I8\",\"shape\":[],\"data_offsets\":[0,1]} }", 1));
+  write_bytes(
+      p,
+      raw_file("{ \"\\u0061\\n\" : {\"dtype\":\"I8\",\"shape\":[],\"data_offsets\":[0,1]} }", 1));
   auto r = io::load_safetensors(p);
   EXPECT_EQ(r.keys(), std::vector<std::string>{"a\n"});
   EXPECT_EQ(r["a\n"].item<int64_t>(), 1);
@@ -326,7 +341,11 @@ TEST(Checkpoint, SectionsScalarsAndRoundTrip) {
   auto model = c.get("model.");
   EXPECT_EQ(model.keys(), (std::vector<std::string>{"0.weight", "0.bias"}));
   EXPECT_TRUE(c.get("scheduler.").empty());
-  expect_error([&] { c.put("model.", {{"0.bias", ones({3})}}); }, {"'model.0.bias' is in the checkpoint already"});
+  expect_error(
+      [&] {
+        c.put("model.", {{"0.bias", ones({3})}});
+      },
+      {"'model.0.bias' is in the checkpoint already"});
 
   io::save_checkpoint(dir.file("c.ckpt"), c);
   io::Checkpoint r = io::load_checkpoint(dir.file("c.ckpt"));
@@ -346,7 +365,8 @@ TEST(Checkpoint, SectionsScalarsAndRoundTrip) {
 
   io::Checkpoint reserved;
   reserved.metadata["ember.checksum"] = "x";
-  expect_error([&] { io::save_checkpoint(dir.file("d.ckpt"), reserved); }, {"'ember.checksum' is reserved"});
+  expect_error([&] { io::save_checkpoint(dir.file("d.ckpt"), reserved); },
+               {"'ember.checksum' is reserved"});
   EXPECT_EQ(dir.files(), std::vector<std::string>{"c.ckpt"});
 }
 
@@ -378,9 +398,16 @@ TEST(Checkpoint, RngStateReplaysRandomStreams) {
   io::restore_rng_state(big);
   EXPECT_EQ(default_generator().initial_seed(), 0xFEDCBA9876543210ull);
 
-  expect_error([] { io::restore_rng_state({{"tpu:0", tensor(std::vector<int64_t>{1, 2})}}); },
-               {"[restore_rng_state]", "unknown generator 'tpu:0'"});
-  expect_error([] { io::restore_rng_state({{"cpu", tensor({1.0, 2.0})}}); }, {"int64 tensor of 2 elements"});
+  expect_error(
+      [] {
+        io::restore_rng_state({{"tpu:0", tensor(std::vector<int64_t>{1, 2})}});
+      },
+      {"[restore_rng_state]", "unknown generator 'tpu:0'"});
+  expect_error(
+      [] {
+        io::restore_rng_state({{"cpu", tensor({1.0, 2.0})}});
+      },
+      {"int64 tensor of 2 elements"});
 }
 
 TEST(Checkpoint, DetectsCorruptionAndTruncation) {
@@ -389,7 +416,8 @@ TEST(Checkpoint, DetectsCorruptionAndTruncation) {
   io::save_checkpoint(p, sample_checkpoint(1.0f));
   const std::string good = read_bytes(p);
   uint64_t header = 0;
-  for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<unsigned char>(good[static_cast<size_t>(i)]);
+  for (int i = 7; i >= 0; --i)
+    header = (header << 8) | static_cast<unsigned char>(good[static_cast<size_t>(i)]);
 
   // One flipped bit in the tensor data.
   std::string bad = good;
@@ -464,8 +492,8 @@ TEST(Checkpoint, KilledWriterLeavesLastGoodCheckpoint) {
       bool writing = false;
       for (const std::string& f : dir.files()) {
         struct stat st {};
-        writing = writing || (f.rfind(mine, 0) == 0 && stat(dir.file(f).c_str(), &st) == 0 &&
-                              st.st_size > 0);
+        writing = writing ||
+                  (f.rfind(mine, 0) == 0 && stat(dir.file(f).c_str(), &st) == 0 && st.st_size > 0);
       }
       if (writing) {
         kill(pid, SIGKILL);

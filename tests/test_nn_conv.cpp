@@ -4,9 +4,9 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <utility>
 #include <vector>
-#include <sstream>
 
 #include "ember/ember.h"
 
@@ -106,7 +106,8 @@ TEST(NnConv, SamePadding) {
   nn::Conv2d even(nn::Conv2dOptions(2, 3, {4, 3}).padding("same"));
   const Tensor y = even(x);
   ASSERT_EQ(y.sizes(), (Shape{2, 3, 7, 6}));
-  EXPECT_TRUE(allclose(y, F::conv2d(x, even->weight, even->bias, 1, {2, 1}).narrow(2, 1, 7), 1e-5, 1e-6));
+  EXPECT_TRUE(
+      allclose(y, F::conv2d(x, even->weight, even->bias, 1, {2, 1}).narrow(2, 1, 7), 1e-5, 1e-6));
   // Dilation widens the window; "valid" is no padding.
   nn::Conv2d dil(nn::Conv2dOptions(2, 3, 3).padding("same").dilation(2));
   EXPECT_EQ(dil(x).sizes(), (Shape{2, 3, 7, 6}));
@@ -117,42 +118,65 @@ TEST(NnConv, SamePadding) {
 
 TEST(NnConv, ErrorMessages) {
   const Tensor w = randn({32, 1, 3, 3});
-  EXPECT_EQ(error_of([&] { F::conv2d(randn({64, 3, 28, 28}), w); }),
+  EXPECT_EQ(error_of([&] {
+              F::conv2d(randn({64, 3, 28, 28}), w);
+            }),
             "[conv2d] Given groups=1, weight of size [32, 1, 3, 3], expected input[64, 3, 28, 28] "
             "to have 1 channels, but got 3 channels instead");
-  EXPECT_EQ(error_of([&] { F::conv2d(randn({1, 1, 2, 2}), w); }),
+  EXPECT_EQ(error_of([&] {
+              F::conv2d(randn({1, 1, 2, 2}), w);
+            }),
             "[conv2d] Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). "
             "Kernel size can't be greater than actual input size");
-  EXPECT_EQ(error_of([&] { F::conv2d(randn({1, 1, 5, 5}), w, {}, 0); }),
+  EXPECT_EQ(error_of([&] {
+              F::conv2d(randn({1, 1, 5, 5}), w, {}, 0);
+            }),
             "[conv2d] non-positive stride is not supported");
-  EXPECT_EQ(error_of([&] { F::conv2d(randn({1, 1, 5, 5}), w, {}, 1, -1); }),
+  EXPECT_EQ(error_of([&] {
+              F::conv2d(randn({1, 1, 5, 5}), w, {}, 1, -1);
+            }),
             "[conv2d] negative padding is not supported");
-  EXPECT_EQ(error_of([&] { F::conv2d(randn({5, 5}), w); }),
+  EXPECT_EQ(error_of([&] {
+              F::conv2d(randn({5, 5}), w);
+            }),
             "[conv2d] Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of "
             "size: [5, 5]");
-  EXPECT_EQ(error_of([&] { F::conv2d(randn({1, 1, 5, 5}), w, randn({16})); }),
+  EXPECT_EQ(error_of([&] {
+              F::conv2d(randn({1, 1, 5, 5}), w, randn({16}));
+            }),
             "[conv2d] Given weight of size [32, 1, 3, 3], expected bias to be 1-dimensional with "
             "32 elements, but got bias of size [16] instead");
-  EXPECT_EQ(error_of([&] { F::conv2d(randn({1, 1, 5, 5}), w, {}, 2, "same"); }),
+  EXPECT_EQ(error_of([&] {
+              F::conv2d(randn({1, 1, 5, 5}), w, {}, 2, "same");
+            }),
             "[conv2d] padding='same' is not supported for strided convolutions");
-  EXPECT_NE(error_of([&] { F::conv2d(randn({1, 1, 5, 5}, TensorOptions(kFloat64)), w); })
-                .find("should be the same"),
+  EXPECT_NE(error_of([&] {
+              F::conv2d(randn({1, 1, 5, 5}, TensorOptions(kFloat64)), w);
+            }).find("should be the same"),
             std::string::npos);
-  EXPECT_THROW(F::conv2d(ones({1, 1, 5, 5}, TensorOptions(kInt64)), ones({1, 1, 3, 3}, TensorOptions(kInt64))),
+  EXPECT_THROW(F::conv2d(ones({1, 1, 5, 5}, TensorOptions(kInt64)),
+                         ones({1, 1, 3, 3}, TensorOptions(kInt64))),
                NotImplementedError);
   EXPECT_THROW(nn::Conv2d(nn::Conv2dOptions(1, 2, 3).padding_mode("reflect")), NotImplementedError);
   EXPECT_THROW(nn::Conv2d(nn::Conv2dOptions(3, 2, 3).groups(2)), ValueError);
-  EXPECT_EQ(error_of([&] { F::max_pool2d(randn({1, 1, 2, 2}), 3, 1); }),
+  EXPECT_EQ(error_of([&] {
+              F::max_pool2d(randn({1, 1, 2, 2}), 3, 1);
+            }),
             "[max_pool2d] Given input size: (1x2x2). Calculated output size: (1x0x0). Output size "
             "is too small");
-  EXPECT_EQ(error_of([&] { F::max_pool2d(randn({1, 1, 4, 4}), 2, 1, 2); }),
+  EXPECT_EQ(error_of([&] {
+              F::max_pool2d(randn({1, 1, 4, 4}), 2, 1, 2);
+            }),
             "[max_pool2d] pad should be at most half of effective kernel size, but got pad=2, "
             "kernel_size=2 and dilation=1");
-  EXPECT_NE(error_of([&] { F::avg_pool2d(randn({4, 4}), 2); }).find("[avg_pool2d] Expected 3D or 4D"),
+  EXPECT_NE(error_of([&] {
+              F::avg_pool2d(randn({4, 4}), 2);
+            }).find("[avg_pool2d] Expected 3D or 4D"),
             std::string::npos);
   if (cuda::is_available()) {
-    EXPECT_NE(error_of([&] { F::conv2d(randn({1, 1, 5, 5}).to(Device(kCUDA, 0)), w); })
-                  .find("Expected all tensors to be on the same device"),
+    EXPECT_NE(error_of([&] {
+                F::conv2d(randn({1, 1, 5, 5}).to(Device(kCUDA, 0)), w);
+              }).find("Expected all tensors to be on the same device"),
               std::string::npos);
   }
 }
@@ -183,10 +207,10 @@ TEST(NnConv, Pooling) {
 // first NaN's index), a window of -inf points at its first element.
 TEST(NnConv, MaxPoolTiledMatchesGenericPath) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
-  const Tensor x = tensor(std::vector<float>{1, 1, 2, 3, 9,         //
-                                            1, 1, nan, 7, 9,       //
-                                            -inf, -inf, 5, nan, 0,  //
-                                            -inf, -inf, nan, 5, 0},
+  const Tensor x = tensor(std::vector<float>{1,    1,    2,   3,   9,  //
+                                             1,    1,    nan, 7,   9,  //
+                                             -inf, -inf, 5,   nan, 0,  //
+                                             -inf, -inf, nan, 5,   0},
                           {1, 1, 4, 5});
   auto [v, i] = F::max_pool2d_with_indices(x, 2);
   EXPECT_EQ(i.view({4}).to_vector<int64_t>(), (std::vector<int64_t>{0, 7, 10, 13}));
@@ -225,11 +249,11 @@ TEST(NnConv, Conv2dGeometriesMatchDirectLoop) {
     int64_t c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups;
   };
   const Geo geos[] = {
-      {3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},  {2, 6, 7, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1},
-      {2, 7, 6, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1},  {3, 6, 5, 2, 3, 1, 1, 1, 0, 0, 1, 1, 1},
-      {2, 4, 6, 3, 1, 3, 1, 1, 0, 1, 1, 1, 1},  {2, 5, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-      {2, 1, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},  {3, 7, 8, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1},
-      {3, 6, 6, 2, 3, 3, 1, 1, 0, 0, 1, 1, 1},  {2, 6, 7, 3, 3, 3, 1, 1, 0, 1, 1, 1, 1},
+      {3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1}, {2, 6, 7, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1},
+      {2, 7, 6, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1}, {3, 6, 5, 2, 3, 1, 1, 1, 0, 0, 1, 1, 1},
+      {2, 4, 6, 3, 1, 3, 1, 1, 0, 1, 1, 1, 1}, {2, 5, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {2, 1, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1}, {3, 7, 8, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+      {3, 6, 6, 2, 3, 3, 1, 1, 0, 0, 1, 1, 1}, {2, 6, 7, 3, 3, 3, 1, 1, 0, 1, 1, 1, 1},
       {4, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2},
   };
   manual_seed(11);
@@ -258,7 +282,8 @@ TEST(NnConv, Conv2dGeometriesMatchDirectLoop) {
               for (int64_t c = 0; c < cg; ++c)
                 for (int64_t ki = 0; ki < g.kh; ++ki)
                   for (int64_t kj = 0; kj < g.kw; ++kj) {
-                    const int64_t hh = i * g.sh - g.ph + ki * g.dh, ww = j * g.sw - g.pw + kj * g.dw;
+                    const int64_t hh = i * g.sh - g.ph + ki * g.dh,
+                                  ww = j * g.sw - g.pw + kj * g.dw;
                     if (hh < 0 || hh >= g.h || ww < 0 || ww >= g.w) continue;
                     const int64_t xc = o / og * cg + c;
                     const int64_t xi = ((s * g.c + xc) * g.h + hh) * g.w + ww;

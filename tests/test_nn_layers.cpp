@@ -48,7 +48,7 @@ void expect_error(Fn fn, const std::string& text) {
   }
 }
 
-// ---- containers -----------------------------------------------------------------------------------
+// ---- containers ---------------------------------------------------------------------------------
 
 TEST(Sequential, ChainsForwardAndNamesChildrenByIndex) {
   manual_seed(0);
@@ -133,7 +133,7 @@ TEST(ModuleDict, NamesUpdateAndLookup) {
             ")");
 }
 
-// ---- activations ------------------------------------------------------------------------------------
+// ---- activations --------------------------------------------------------------------------------
 
 TEST(Activations, ModulesMatchFunctionsAndPrintAsPyTorch) {
   Tensor x = tensor({-8.0, -1.5, -0.2, 0.0, 0.3, 2.0, 7.0});
@@ -169,7 +169,9 @@ TEST(Activations, ModulesMatchFunctionsAndPrintAsPyTorch) {
 TEST(Activations, AttentionRejectsCausalWithMask) {
   Tensor q = randn({2, 3, 4});
   expect_error<ValueError>(
-      [&] { F::scaled_dot_product_attention(q, q, q, ones({3, 3}), 0.0, true); },
+      [&] {
+        F::scaled_dot_product_attention(q, q, q, ones({3, 3}), 0.0, true);
+      },
       "Explicit attn_mask should not be set when is_causal=True");
   // Causal: the first query sees only the first key, so it returns the first value.
   Tensor v = randn({2, 3, 4});
@@ -190,7 +192,7 @@ TEST(Activations, AttentionDropout) {
                            "dropout probability has to be between 0 and 1");
 }
 
-// ---- losses -------------------------------------------------------------------------------------------
+// ---- losses -------------------------------------------------------------------------------------
 
 double lse(std::initializer_list<double> v) {
   double s = 0;
@@ -211,13 +213,14 @@ TEST(Losses, CrossEntropyByHand) {
   // ignore_index rows add nothing and count nothing.
   Tensor ignored = tensor({int64_t(2), int64_t(-100)});
   EXPECT_NEAR(item(F::cross_entropy(logits, ignored)), l0, 1e-6);
-  EXPECT_NEAR(item(F::cross_entropy(logits, ignored, F::CrossEntropyFuncOptions().reduction("sum"))),
-              l0, 1e-6);
+  EXPECT_NEAR(
+      item(F::cross_entropy(logits, ignored, F::CrossEntropyFuncOptions().reduction("sum"))), l0,
+      1e-6);
   // Label smoothing: (1 - e) nll + e / C * sum_c -log p_c.
   const double e = 0.1;
   const double s0 = 3 * lse({1, 2, 3}) - 6, s1 = 3 * lse({1, 1, 1}) - 3;
-  Tensor none = F::cross_entropy(
-      logits, target, F::CrossEntropyFuncOptions().label_smoothing(e).reduction("none"));
+  Tensor none = F::cross_entropy(logits, target,
+                                 F::CrossEntropyFuncOptions().label_smoothing(e).reduction("none"));
   EXPECT_NEAR(item(none.select(0, 0)), (1 - e) * l0 + e / 3 * s0, 1e-6);
   EXPECT_NEAR(item(none.select(0, 1)), (1 - e) * l1 + e / 3 * s1, 1e-6);
   // Probability targets equal to one-hot give the same loss as indices.
@@ -232,10 +235,15 @@ TEST(Losses, CrossEntropyByHand) {
 
 TEST(Losses, CrossEntropyErrorsInPyTorchWords) {
   Tensor logits = randn({4, 3});
-  expect_error<ValueError>([&] { F::cross_entropy(logits, tensor({int64_t(0), int64_t(1), int64_t(2)})); },
-                           "Expected input batch_size (4) to match target batch_size (3).");
+  expect_error<ValueError>(
+      [&] {
+        F::cross_entropy(logits, tensor({int64_t(0), int64_t(1), int64_t(2)}));
+      },
+      "Expected input batch_size (4) to match target batch_size (3).");
   expect_error<IndexError>(
-      [&] { F::cross_entropy(logits, tensor({int64_t(0), int64_t(5), int64_t(1), int64_t(2)})); },
+      [&] {
+        F::cross_entropy(logits, tensor({int64_t(0), int64_t(5), int64_t(1), int64_t(2)}));
+      },
       "Target 5 is out of bounds.");
   expect_error<ValueError>(
       [&] {
@@ -283,14 +291,14 @@ TEST(Losses, NllAndRegressionLossesByHand) {
   EXPECT_EQ(repr(nn::CrossEntropyLoss()), "CrossEntropyLoss()");
 }
 
-// ---- MultiheadAttention ---------------------------------------------------------------------------
+// ---- MultiheadAttention -------------------------------------------------------------------------
 
 TEST(MultiheadAttention, ParametersAsPyTorch) {
   manual_seed(1);
   nn::MultiheadAttention mha(8, 2);
-  EXPECT_EQ(keys(mha->state_dict()), (std::vector<std::string>{"in_proj_weight", "in_proj_bias",
-                                                               "out_proj.weight",
-                                                               "out_proj.bias"}));
+  EXPECT_EQ(keys(mha->state_dict()),
+            (std::vector<std::string>{"in_proj_weight", "in_proj_bias", "out_proj.weight",
+                                      "out_proj.bias"}));
   EXPECT_EQ(mha->in_proj_weight.sizes(), (Shape{24, 8}));
   EXPECT_EQ(item(mha->in_proj_bias.abs().sum()), 0.0);
   EXPECT_EQ(item(mha->out_proj->bias.abs().sum()), 0.0);
@@ -302,7 +310,8 @@ TEST(MultiheadAttention, ParametersAsPyTorch) {
   expect_error<ValueError>([] { nn::MultiheadAttention(10, 3); },
                            "embed_dim must be divisible by num_heads");
   nn::MultiheadAttention nob(nn::MultiheadAttentionOptions(4, 1).bias(false));
-  EXPECT_EQ(keys(nob->state_dict()), (std::vector<std::string>{"in_proj_weight", "out_proj.weight"}));
+  EXPECT_EQ(keys(nob->state_dict()),
+            (std::vector<std::string>{"in_proj_weight", "out_proj.weight"}));
 }
 
 TEST(MultiheadAttention, ShapesWeightsAndOneHeadByHand) {
@@ -368,10 +377,16 @@ TEST(MultiheadAttention, MasksHideKeys) {
   Tensor additive = masked_fill(zeros({5, 5}), future, -INFINITY);
   auto [of, wf] = mha->forward(x, x, x, {}, false, additive);
   expect_close(of, oc);
-  expect_error<ValueError>([&] { mha->forward(x, x, x, {}, true, ones({4, 5})); },
-                           "The shape of the 2D attn_mask is [4, 5], but should be (5, 5).");
-  expect_error<ValueError>([&] { mha->forward(randn({2, 5, 3}), x, x); },
-                           "was expecting embedding dimension of 4");
+  expect_error<ValueError>(
+      [&] {
+        mha->forward(x, x, x, {}, true, ones({4, 5}));
+      },
+      "The shape of the 2D attn_mask is [4, 5], but should be (5, 5).");
+  expect_error<ValueError>(
+      [&] {
+        mha->forward(randn({2, 5, 3}), x, x);
+      },
+      "was expecting embedding dimension of 4");
 }
 
 TEST(MultiheadAttention, BackwardReachesEveryParameter) {
@@ -425,7 +440,9 @@ TEST(TransformerEncoderLayer, NamesShapesAndPrinting) {
   bf->eval();
   expect_close(bf->forward(x.transpose(0, 1)).transpose(0, 1), y);
   expect_error<ValueError>(
-      [] { nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2).activation("tanh")); },
+      [] {
+        nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2).activation("tanh"));
+      },
       "activation should be relu/gelu, not tanh");
 }
 
@@ -433,10 +450,9 @@ TEST(TransformerEncoderLayer, PostNormAndPreNormByHand) {
   manual_seed(6);
   Tensor x = randn({4, 2, 8});
   for (bool norm_first : {false, true}) {
-    nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 4)
-                                          .dim_feedforward(12)
-                                          .activation("gelu")
-                                          .norm_first(norm_first));
+    nn::TransformerEncoderLayer layer(
+        nn::TransformerEncoderLayerOptions(8, 4).dim_feedforward(12).activation("gelu").norm_first(
+            norm_first));
     layer->eval();
     auto sa = [&](const Tensor& t) { return std::get<0>(layer->self_attn->forward(t, t, t)); };
     auto ff = [&](const Tensor& t) {

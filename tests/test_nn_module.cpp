@@ -32,7 +32,9 @@ class NetImpl : public nn::Module {
     b = register_module("b", Block());
     w = register_parameter("w", randn({2}));
   }
-  Tensor forward(const Tensor& x) { return b->forward(a->forward(x).matmul(ones({2, 3}, x.options()))) + w; }
+  Tensor forward(const Tensor& x) {
+    return b->forward(a->forward(x).matmul(ones({2, 3}, x.options()))) + w;
+  }
 
   Block a{nullptr}, b{nullptr};
   Tensor w;
@@ -55,8 +57,7 @@ TEST(NnModule, TraversalFollowsPyTorchOrder) {
   EXPECT_EQ(keys(net->state_dict()),
             (std::vector<std::string>{"w", "a.scale", "a.count", "a.fc.weight", "a.fc.bias",
                                       "b.scale", "b.count", "b.fc.weight", "b.fc.bias"}));
-  EXPECT_EQ(net->named_modules().keys(),
-            (std::vector<std::string>{"", "a", "a.fc", "b", "b.fc"}));
+  EXPECT_EQ(net->named_modules().keys(), (std::vector<std::string>{"", "a", "a.fc", "b", "b.fc"}));
   EXPECT_EQ(net->children().size(), 2u);
   EXPECT_EQ(net->parameters().size(), 7u);
   for (const Tensor& p : net->parameters()) {

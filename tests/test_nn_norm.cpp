@@ -36,8 +36,9 @@ std::vector<std::string> keys(const nn::StateDict& d) { return d.keys(); }
 
 void expect_close(const Tensor& a, const Tensor& b, double tol = 1e-5) {
   ASSERT_EQ(a.sizes(), b.sizes());
-  EXPECT_TRUE(allclose(a.to(kFloat64), b.to(kFloat64), tol, tol))
-      << "got\n" << a << "\nexpected\n" << b;
+  EXPECT_TRUE(allclose(a.to(kFloat64), b.to(kFloat64), tol, tol)) << "got\n"
+                                                                  << a << "\nexpected\n"
+                                                                  << b;
 }
 
 // PyTorch's update: running = (1 - m) running + m batch, unbiased variance.
@@ -62,8 +63,8 @@ void expect_running_after(nn::BatchNorm2d& bn, const std::vector<Tensor>& batche
 
 TEST(NnNorm, BatchNormRunningStatisticsFollowPyTorch) {
   manual_seed(3);
-  for (std::optional<double> momentum : {std::optional<double>(0.1), std::optional<double>(0.3),
-                                         std::optional<double>()}) {
+  for (std::optional<double> momentum :
+       {std::optional<double>(0.1), std::optional<double>(0.3), std::optional<double>()}) {
     nn::BatchNorm2d bn(nn::BatchNormOptions(3).momentum(momentum));
     std::vector<Tensor> batches;
     for (int i = 0; i < 4; ++i) {
@@ -87,7 +88,8 @@ TEST(NnNorm, BatchNormEvalUsesRunningStatistics) {
   const Tensor rm = bn->running_mean.clone(), rv = bn->running_var.clone();
   const Tensor y = bn(x);
   const Tensor ref = (x - rm.view({1, 5, 1})) / (rv.view({1, 5, 1}) + 1e-3).sqrt() *
-                         bn->weight.detach().view({1, 5, 1}) + bn->bias.detach().view({1, 5, 1});
+                         bn->weight.detach().view({1, 5, 1}) +
+                     bn->bias.detach().view({1, 5, 1});
   expect_close(y, ref);
   // Evaluation leaves the statistics alone.
   expect_close(bn->running_mean, rm, 0);
@@ -109,16 +111,18 @@ TEST(NnNorm, BatchNormWithoutRunningStatsUsesBatchStatistics) {
 
 TEST(NnNorm, ModulesPrintAndNameTheirStateAsPyTorch) {
   nn::BatchNorm2d bn(32);
-  EXPECT_EQ(repr(*bn), "BatchNorm2d(32, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
-  EXPECT_EQ(keys(bn->state_dict()), (std::vector<std::string>{"weight", "bias", "running_mean",
-                                                              "running_var",
-                                                              "num_batches_tracked"}));
+  EXPECT_EQ(repr(*bn),
+            "BatchNorm2d(32, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
+  EXPECT_EQ(keys(bn->state_dict()),
+            (std::vector<std::string>{"weight", "bias", "running_mean", "running_var",
+                                      "num_batches_tracked"}));
   EXPECT_EQ(bn->num_batches_tracked.dtype(), kInt64);
   EXPECT_EQ(bn->num_batches_tracked.dim(), 0);
   expect_close(bn->weight, ones({32}), 0);
   expect_close(bn->running_var, ones({32}), 0);
   nn::BatchNorm1d bn1(nn::BatchNormOptions(4).momentum(std::nullopt).affine(false));
-  EXPECT_EQ(repr(*bn1), "BatchNorm1d(4, eps=1e-05, momentum=None, affine=False, track_running_stats=True)");
+  EXPECT_EQ(repr(*bn1),
+            "BatchNorm1d(4, eps=1e-05, momentum=None, affine=False, track_running_stats=True)");
   EXPECT_EQ(repr(*nn::LayerNorm(nn::LayerNormOptions({16}))),
             "LayerNorm((16,), eps=1e-05, elementwise_affine=True)");
   EXPECT_EQ(repr(*nn::LayerNorm(nn::LayerNormOptions({4, 8}).eps(1e-6).elementwise_affine(false))),
@@ -151,7 +155,8 @@ TEST(NnNorm, LayerGroupAndRmsNormModules) {
   expect_close(rms(x), x / (x * x).mean({-1}, true).sqrt(), 1e-5);
   // Default eps: the dtype's epsilon.
   const Tensor z = zeros({1, 4});
-  expect_close(F::rms_norm(z + 1e-4, {4}), ones({1, 4}) * (1e-4 / std::sqrt(1e-8 + 1.1920928955078125e-07)), 1e-4);
+  expect_close(F::rms_norm(z + 1e-4, {4}),
+               ones({1, 4}) * (1e-4 / std::sqrt(1e-8 + 1.1920928955078125e-07)), 1e-4);
 }
 
 TEST(NnNorm, NormGradientsReachWeightAndBias) {
@@ -292,13 +297,15 @@ TEST(NnNorm, EmbeddingPaddingIdx) {
   EXPECT_EQ(y.sizes(), Shape({5, 3}));
   expect_close(y.select(0, 1), emb->weight.detach().select(0, 0), 0);
   y.sum().backward();
-  const Tensor expected = tensor(std::vector<float>{2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1}, Shape{6, 3});
+  const Tensor expected =
+      tensor(std::vector<float>{2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1}, Shape{6, 3});
   expect_close(emb->weight.grad(), expected, 0);
   // int32 indices, and without padding every row is trained.
   nn::Embedding plain(4, 2);
   plain(tensor(std::vector<int64_t>{3, 3}, Shape{2}).to(kInt32)).sum().backward();
   expect_close(plain->weight.grad().select(0, 3), full({2}, 2.0), 0);
-  expect_error<IndexError>([&] { emb(tensor(std::vector<int64_t>{6}, Shape{1})); }, "index 6 is out of bounds");
+  expect_error<IndexError>([&] { emb(tensor(std::vector<int64_t>{6}, Shape{1})); },
+                           "index 6 is out of bounds");
   expect_error<ValueError>([&] { nn::Embedding(nn::EmbeddingOptions(4, 2).padding_idx(4)); },
                            "padding_idx must be within num_embeddings");
 }
@@ -311,10 +318,17 @@ TEST(NnNorm, Errors) {
                            "running_var should contain 4 elements not 5");
   expect_error<ValueError>([&] { F::batch_norm(x, {}, {}, ones({3}), {}, true); },
                            "weight should contain 4 elements not 3");
-  expect_error<ValueError>([&] { F::batch_norm(randn({1, 4}), {}, {}, {}, {}, true); },
-                           "Expected more than 1 value per channel when training");
+  expect_error<ValueError>(
+      [&] {
+        F::batch_norm(randn({1, 4}), {}, {}, {}, {}, true);
+      },
+      "Expected more than 1 value per channel when training");
   nn::BatchNorm1d bn1(4);
-  expect_error<ValueError>([&] { bn1(randn({2, 4, 3, 3})); }, "expected 2D or 3D input (got 4D input)");
+  expect_error<ValueError>(
+      [&] {
+        bn1(randn({2, 4, 3, 3}));
+      },
+      "expected 2D or 3D input (got 4D input)");
   nn::BatchNorm2d bn2(4);
   expect_error<ValueError>([&] { bn2(x); }, "expected 4D input (got 3D input)");
   expect_error<ValueError>([&] { F::group_norm(x, 3); },
@@ -323,9 +337,13 @@ TEST(NnNorm, Errors) {
   expect_error<ValueError>([&] { F::layer_norm(x, {4}); },
                            "Given normalized_shape=[4], expected input with shape [*, 4]");
   expect_error<ValueError>([&] { F::rms_norm(x, {2, 3}); }, "normalized_shape=[2, 3]");
-  expect_error<ValueError>([&] { F::layer_norm(x, {3}, ones({4})); }, "Expected weight to be of same shape");
-  expect_error<TypeError>([&] { F::layer_norm(zeros({2, 3}, TensorOptions(kInt64)), {3}); },
-                          "floating point");
+  expect_error<ValueError>([&] { F::layer_norm(x, {3}, ones({4})); },
+                           "Expected weight to be of same shape");
+  expect_error<TypeError>(
+      [&] {
+        F::layer_norm(zeros({2, 3}, TensorOptions(kInt64)), {3});
+      },
+      "floating point");
 }
 
 // With create_graph the backward is built from differentiable ops: its first derivatives equal
@@ -337,8 +355,12 @@ TEST(NnNorm, SecondDerivativesMatchFiniteDifferences) {
   const std::vector<std::function<Tensor(const Tensor&)>> ops = {
       [&](const Tensor& x) { return F::layer_norm(x, {6}, w, b); },
       [&](const Tensor& x) { return F::rms_norm(x, {6}, w, 1e-5); },
-      [&](const Tensor& x) { return F::group_norm(x.view({2, 6, 2}), 3, w, b); },
-      [&](const Tensor& x) { return F::batch_norm(x.view({2, 6, 2}), {}, {}, w, b, true); },
+      [&](const Tensor& x) {
+        return F::group_norm(x.view({2, 6, 2}), 3, w, b);
+      },
+      [&](const Tensor& x) {
+        return F::batch_norm(x.view({2, 6, 2}), {}, {}, w, b, true);
+      },
   };
   for (size_t k = 0; k < ops.size(); ++k) {
     const Tensor x0 = randn({4, 6}, f64);

@@ -120,9 +120,9 @@ TEST(OneDnn, EveryLayoutMatchesReferenceWithAndWithoutIt) {
   for (bool on : {true, false}) {
     mkldnn::FlagsGuard guard(on);
     const std::string label = on ? "oneDNN" : "OpenBLAS";
-    check_gemm(37, 45, 50, label);    // every dimension large enough for oneDNN
-    check_gemm(20, 24, 300, label);   // A B^T with a long k stays on OpenBLAS
-    check_gemm(40, 30, 7, label);     // a tiny k stays on OpenBLAS
+    check_gemm(37, 45, 50, label);   // every dimension large enough for oneDNN
+    check_gemm(20, 24, 300, label);  // A B^T with a long k stays on OpenBLAS
+    check_gemm(40, 30, 7, label);    // a tiny k stays on OpenBLAS
   }
 }
 
@@ -160,6 +160,7 @@ TEST(OneDnn, BatchesAndHalfPrecisionGoThroughTheSameCall) {
     expect_close(c.select(0, z), reference(az, bz, zeros({24, 32}), 1.0, 0.0), 40, "bmm");
   }
   Tensor h = mm(a.select(0, 0).to(kBFloat16), b.select(0, 0).to(kBFloat16)).to(kFloat32);
-  Tensor f = mm(a.select(0, 0).to(kBFloat16).to(kFloat32), b.select(0, 0).to(kBFloat16).to(kFloat32));
+  Tensor f =
+      mm(a.select(0, 0).to(kBFloat16).to(kFloat32), b.select(0, 0).to(kBFloat16).to(kFloat32));
   EXPECT_TRUE(allclose(h, f, 1e-2, 1e-2));
 }

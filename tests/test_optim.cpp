@@ -187,15 +187,14 @@ std::string error_of(F&& f) {
 
 }  // namespace
 
-// ---- optimizers against the reference ---------------------------------------------------------------
+// ---- optimizers against the reference -----------------------------------------------------------
 
 TEST(Optim, SGDMatchesReference) {
-  for (const SGDOptions& o :
-       {SGDOptions(0.1), SGDOptions(0.05).momentum(0.9),
-        SGDOptions(0.05).momentum(0.8).dampening(0.1).weight_decay(0.01),
-        SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(0.1),
-        SGDOptions(0.02).weight_decay(0.2).maximize(true),
-        SGDOptions(0.02).momentum(0.5).maximize(true)}) {
+  for (const SGDOptions& o : {SGDOptions(0.1), SGDOptions(0.05).momentum(0.9),
+                              SGDOptions(0.05).momentum(0.8).dampening(0.1).weight_decay(0.01),
+                              SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(0.1),
+                              SGDOptions(0.02).weight_decay(0.2).maximize(true),
+                              SGDOptions(0.02).momentum(0.5).maximize(true)}) {
     SCOPED_TRACE("momentum " + std::to_string(o.momentum()));
     check_both(maker<SGD>(o), sgd_ref(o));
   }
@@ -229,7 +228,8 @@ TEST(Optim, RMSpropMatchesReference) {
 
 TEST(Optim, AdagradMatchesReference) {
   for (const AdagradOptions& o :
-       {AdagradOptions(), AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).initial_accumulator_value(0.1),
+       {AdagradOptions(),
+        AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).initial_accumulator_value(0.1),
         AdagradOptions(0.05).maximize(true).eps(1e-6)}) {
     check_both(maker<Adagrad>(o), adagrad_ref(o));
   }
@@ -272,17 +272,17 @@ TEST(Optim, ModuleParametersAndLibtorchSpelling) {
   sgd.step();
   const Vec after = net->weight.to_vector<double>();
   const Vec grad = net->weight.grad().to_vector<double>();
-  for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i] - 0.01 * grad[i], 1e-7);
+  for (size_t i = 0; i < before.size(); ++i)
+    EXPECT_NEAR(after[i], before[i] - 0.01 * grad[i], 1e-7);
 }
 
-// ---- groups, zero_grad, closure -------------------------------------------------------------------
+// ---- groups, zero_grad, closure -----------------------------------------------------------------
 
 TEST(Optim, ParamGroupsHaveTheirOwnOptions) {
   Tensor a = ones({3}).requires_grad_();
   Tensor b = ones({2}).requires_grad_();
   Tensor c = ones({2}).requires_grad_();
-  SGD opt({OptimizerParamGroup({a}), OptimizerParamGroup({b}, SGDOptions(0.5))},
-          SGDOptions(0.1));
+  SGD opt({OptimizerParamGroup({a}), OptimizerParamGroup({b}, SGDOptions(0.5))}, SGDOptions(0.1));
   opt.add_param_group(OptimizerParamGroup({c}, SGDOptions(0.01)));
   ASSERT_EQ(opt.param_groups().size(), 3u);
   EXPECT_DOUBLE_EQ(opt.param_groups()[0].lr(), 0.1);
@@ -327,7 +327,7 @@ TEST(Optim, StepWithClosureReturnsLossAndRecordsGraph) {
   EXPECT_EQ(p.to_vector<float>(), (std::vector<float>{0.8f, 1.6f}));
 }
 
-// ---- state dicts ------------------------------------------------------------------------------------
+// ---- state dicts --------------------------------------------------------------------------------
 
 TEST(Optim, StateDictLayout) {
   Tensor a = ones({2, 2}).requires_grad_();
@@ -338,13 +338,27 @@ TEST(Optim, StateDictLayout) {
   opt.step();
   opt.step();
   const OptimizerStateDict sd = opt.state_dict();
-  const std::vector<std::string> keys = {
-      "state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq", "state.1.step", "state.1.exp_avg",
-      "state.1.exp_avg_sq", "state.1.max_exp_avg_sq", "param_groups.0.lr", "param_groups.0.betas",
-      "param_groups.0.eps", "param_groups.0.weight_decay", "param_groups.0.amsgrad",
-      "param_groups.0.maximize", "param_groups.0.params", "param_groups.1.lr",
-      "param_groups.1.betas", "param_groups.1.eps", "param_groups.1.weight_decay",
-      "param_groups.1.amsgrad", "param_groups.1.maximize", "param_groups.1.params"};
+  const std::vector<std::string> keys = {"state.0.step",
+                                         "state.0.exp_avg",
+                                         "state.0.exp_avg_sq",
+                                         "state.1.step",
+                                         "state.1.exp_avg",
+                                         "state.1.exp_avg_sq",
+                                         "state.1.max_exp_avg_sq",
+                                         "param_groups.0.lr",
+                                         "param_groups.0.betas",
+                                         "param_groups.0.eps",
+                                         "param_groups.0.weight_decay",
+                                         "param_groups.0.amsgrad",
+                                         "param_groups.0.maximize",
+                                         "param_groups.0.params",
+                                         "param_groups.1.lr",
+                                         "param_groups.1.betas",
+                                         "param_groups.1.eps",
+                                         "param_groups.1.weight_decay",
+                                         "param_groups.1.amsgrad",
+                                         "param_groups.1.maximize",
+                                         "param_groups.1.params"};
   ASSERT_EQ(sd.size(), keys.size());
   size_t i = 0;
   for (const auto& [k, v] : sd) EXPECT_EQ(k, keys[i++]);
@@ -374,13 +388,19 @@ TEST(Optim, StateDictRoundTripResumesIdentically) {
     return out;
   };
   std::vector<std::function<std::unique_ptr<Optimizer>(std::vector<Tensor>&)>> makers = {
-      [](std::vector<Tensor>& ps) { return std::make_unique<SGD>(ps, SGDOptions(0.1).momentum(0.9)); },
-      [](std::vector<Tensor>& ps) { return std::make_unique<Adam>(ps, AdamOptions(0.01).amsgrad(true)); },
+      [](std::vector<Tensor>& ps) {
+        return std::make_unique<SGD>(ps, SGDOptions(0.1).momentum(0.9));
+      },
+      [](std::vector<Tensor>& ps) {
+        return std::make_unique<Adam>(ps, AdamOptions(0.01).amsgrad(true));
+      },
       [](std::vector<Tensor>& ps) { return std::make_unique<AdamW>(ps, AdamWOptions(0.01)); },
       [](std::vector<Tensor>& ps) {
         return std::make_unique<RMSprop>(ps, RMSpropOptions(0.01).centered(true).momentum(0.5));
       },
-      [](std::vector<Tensor>& ps) { return std::make_unique<Adagrad>(ps, AdagradOptions(0.1).lr_decay(0.1)); },
+      [](std::vector<Tensor>& ps) {
+        return std::make_unique<Adagrad>(ps, AdagradOptions(0.1).lr_decay(0.1));
+      },
   };
   for (auto& make : makers) {
     manual_seed(7);
@@ -397,7 +417,8 @@ TEST(Optim, StateDictRoundTripResumesIdentically) {
     EXPECT_EQ(opt_b->param_groups()[0].lr(), opt_a->param_groups()[0].lr());
     run(*opt_a, a, 3, 2);
     run(*opt_b, b, 3, 2);
-    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].to_vector<float>(), b[i].to_vector<float>());
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_EQ(a[i].to_vector<float>(), b[i].to_vector<float>());
   }
 }
 
@@ -415,7 +436,7 @@ TEST(Optim, LoadStateDictChecksGroups) {
             "doesn't match the size of optimizer's group");
 }
 
-// ---- errors -----------------------------------------------------------------------------------------
+// ---- errors -------------------------------------------------------------------------------------
 
 TEST(Optim, Errors) {
   Tensor p = ones({3}).requires_grad_();
@@ -430,11 +451,16 @@ TEST(Optim, Errors) {
             "[SGD] Invalid weight_decay value: -1.0");
   EXPECT_EQ(error_of([&] { SGD({p}, SGDOptions(0.1).nesterov(true)); }),
             "[SGD] Nesterov momentum requires a momentum and zero dampening");
-  EXPECT_EQ(error_of([&] { SGD({p}, SGDOptions(0.1).momentum(0.9).dampening(0.1).nesterov(true)); }),
-            "[SGD] Nesterov momentum requires a momentum and zero dampening");
-  EXPECT_EQ(error_of([&] { Adam({p}, AdamOptions().betas({1.0, 0.999})); }),
+  EXPECT_EQ(
+      error_of([&] { SGD({p}, SGDOptions(0.1).momentum(0.9).dampening(0.1).nesterov(true)); }),
+      "[SGD] Nesterov momentum requires a momentum and zero dampening");
+  EXPECT_EQ(error_of([&] {
+              Adam({p}, AdamOptions().betas({1.0, 0.999}));
+            }),
             "[Adam] Invalid beta parameter at index 0: 1.0");
-  EXPECT_EQ(error_of([&] { AdamW({p}, AdamWOptions().betas({0.9, -0.5})); }),
+  EXPECT_EQ(error_of([&] {
+              AdamW({p}, AdamWOptions().betas({0.9, -0.5}));
+            }),
             "[AdamW] Invalid beta parameter at index 1: -0.5");
   EXPECT_EQ(error_of([&] { Adam({p}, AdamOptions().eps(-1e-8)); }),
             "[Adam] Invalid epsilon value: -1e-08");
@@ -442,7 +468,9 @@ TEST(Optim, Errors) {
             "[RMSprop] Invalid alpha value: -0.5");
   EXPECT_EQ(error_of([&] { Adagrad({p}, AdagradOptions().lr_decay(-0.5)); }),
             "[Adagrad] Invalid lr_decay value: -0.5");
-  EXPECT_EQ(error_of([&] { SGD({p, q, p}, SGDOptions(0.1)); }),
+  EXPECT_EQ(error_of([&] {
+              SGD({p, q, p}, SGDOptions(0.1));
+            }),
             "[SGD] optimizer contains a parameter group with duplicate parameters");
   EXPECT_EQ(error_of([&] {
               SGD({OptimizerParamGroup({p}), OptimizerParamGroup({q, p})}, SGDOptions(0.1));
@@ -459,7 +487,7 @@ TEST(Optim, Errors) {
   EXPECT_EQ(p.to_vector<float>(), (std::vector<float>{1, 1, 1}));
 }
 
-// ---- schedulers -------------------------------------------------------------------------------------
+// ---- schedulers ---------------------------------------------------------------------------------
 
 namespace {
 
@@ -468,9 +496,11 @@ struct SchedFixture {
   SGD opt{std::vector<Tensor>{p}, SGDOptions(0.1).momentum(0.9)};
 };
 
-void expect_lrs(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-12) {
+void expect_lrs(const std::vector<double>& got, const std::vector<double>& want,
+                double tol = 1e-12) {
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << "epoch " << i;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << "epoch " << i;
 }
 
 // lr after construction (epoch 0) and after each of n steps.
@@ -521,7 +551,8 @@ TEST(LRScheduler, CosineAnnealingLRFollowsTheClosedFormPastTMax) {
   SchedFixture f;
   sched::CosineAnnealingLR s(f.opt, 10, 0.001);
   std::vector<double> want;
-  for (int e = 0; e <= 30; ++e) want.push_back(0.001 + (0.1 - 0.001) * (1 + std::cos(M_PI * e / 10)) / 2);
+  for (int e = 0; e <= 30; ++e)
+    want.push_back(0.001 + (0.1 - 0.001) * (1 + std::cos(M_PI * e / 10)) / 2);
   expect_lrs(run_sched(s, f.opt, 30), want, 1e-9);
   EXPECT_NEAR(want[10], 0.001, 1e-15);
   EXPECT_NEAR(want[20], 0.1, 1e-15);
@@ -534,7 +565,8 @@ TEST(LRScheduler, LinearLR) {
   for (int e = 0; e <= 30; ++e) want.push_back(0.1 * (0.5 + 0.5 * std::min(e, 4) / 4.0));
   expect_lrs(run_sched(s, f.opt, 30), want);
   EXPECT_NE(error_of([&] { sched::LinearLR(f.opt, 0.0); })
-                .find("Starting multiplicative factor expected to be greater than 0 and less or equal to 1."),
+                .find("Starting multiplicative factor expected to be greater than 0 and less or "
+                      "equal to 1."),
             std::string::npos);
 }
 
@@ -547,7 +579,9 @@ TEST(LRScheduler, OneCycleLRCyclesLrAndMomentum) {
   EXPECT_NEAR(momentum(), 0.95, 1e-15);
   std::vector<double> want, want_m;
   const double init = 0.004, max = 0.1, min = 0.004 / 1e4;
-  auto cos_anneal = [](double a, double b, double pct) { return b + (a - b) / 2 * (std::cos(M_PI * pct) + 1); };
+  auto cos_anneal = [](double a, double b, double pct) {
+    return b + (a - b) / 2 * (std::cos(M_PI * pct) + 1);
+  };
   std::vector<double> got_m = {momentum()};
   for (int e = 0; e < 30; ++e) {
     if (e <= 8) {
@@ -569,7 +603,9 @@ TEST(LRScheduler, OneCycleLRCyclesLrAndMomentum) {
   EXPECT_NEAR(got[8], 0.1, 1e-15);
   EXPECT_NEAR(got[29], 4e-7, 1e-18);
   s.step();  // step 30 == total_steps is still allowed
-  EXPECT_NE(error_of([&] { s.step(); }).find("Tried to step 31 times. The specified number of total steps is 30"),
+  EXPECT_NE(error_of([&] {
+              s.step();
+            }).find("Tried to step 31 times. The specified number of total steps is 30"),
             std::string::npos);
 }
 
@@ -624,7 +660,9 @@ TEST(LRScheduler, SequentialLR) {
   std::vector<double> want = {0.5, 0.75};
   for (int e = 2; e <= 30; ++e) want.push_back(std::pow(0.9, e - 2));
   expect_lrs(run_sched(s, f.opt, 30), want, 1e-12);
-  EXPECT_NE(error_of([&] { sched::SequentialLR(f.opt, {warm, decay}, {2, 3}); })
+  EXPECT_NE(error_of([&] {
+              sched::SequentialLR(f.opt, {warm, decay}, {2, 3});
+            })
                 .find("expects number of schedulers provided to be one more than the number of "
                       "milestone points"),
             std::string::npos);
@@ -636,8 +674,8 @@ TEST(LRScheduler, ReduceLROnPlateauPatienceCooldownMinLr) {
   const std::vector<double> metrics = {1.0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9,
                                        0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9};
   // Reductions at epochs 5, 9 and 13 (patience 2, then one cooldown epoch); 0.02 is the floor.
-  const std::vector<double> want = {0.1,   0.1,   0.1,   0.1,   0.05, 0.05, 0.05, 0.05, 0.025,
-                                    0.025, 0.025, 0.025, 0.02,  0.02, 0.02, 0.02, 0.02, 0.02};
+  const std::vector<double> want = {0.1,   0.1,   0.1,   0.1,  0.05, 0.05, 0.05, 0.05, 0.025,
+                                    0.025, 0.025, 0.025, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02};
   std::vector<double> got;
   for (double m : metrics) {
     s.step(m);
@@ -687,10 +725,11 @@ TEST(LRScheduler, StateDictRoundTrip) {
   }
 }
 
-// ---- gradient clipping ------------------------------------------------------------------------------
+// ---- gradient clipping --------------------------------------------------------------------------
 
 TEST(ClipGrad, NormScalesAllGradients) {
-  Tensor a = zeros({2}).requires_grad_(), b = zeros({1}).requires_grad_(), c = zeros({3}).requires_grad_();
+  Tensor a = zeros({2}).requires_grad_(), b = zeros({1}).requires_grad_(),
+         c = zeros({3}).requires_grad_();
   a.mutable_grad() = tensor({3.0f, 4.0f});
   b.mutable_grad() = tensor({12.0f});
   const Tensor total = nn::utils::clip_grad_norm_({a, b, c}, 6.5);

@@ -25,11 +25,10 @@ nn::Sequential build(const std::string& model) {
   if (model == "mlp") {
     return nn::Sequential(nn::Flatten(), nn::Linear(64, 32), nn::ReLU(), nn::Linear(32, 10));
   }
-  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)), nn::ReLU(),
-                        nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-                        nn::Conv2d(nn::Conv2dOptions(4, 8, 3).padding(1)), nn::ReLU(),
-                        nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(),
-                        nn::Linear(8 * 3 * 3, 10));
+  return nn::Sequential(
+      nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)), nn::ReLU(),
+      nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Conv2d(nn::Conv2dOptions(4, 8, 3).padding(1)),
+      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(), nn::Linear(8 * 3 * 3, 10));
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, const TensorList& p) {
@@ -40,8 +39,8 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, const 
 }
 
 void expect_pytorch_losses(const std::string& model_name, const std::string& opt_name) {
-  const std::string file = std::string(EMBER_FIXTURES_DIR) + "/pytorch/" + model_name +
-                           ".safetensors";
+  const std::string file =
+      std::string(EMBER_FIXTURES_DIR) + "/pytorch/" + model_name + ".safetensors";
   const auto golden = io::load_safetensors(file);
   nn::Sequential model = build(model_name);
   nn::StateDict initial;
@@ -55,7 +54,8 @@ void expect_pytorch_losses(const std::string& model_name, const std::string& opt
   ASSERT_EQ(static_cast<int64_t>(expected.size()), inputs.size(0));
   for (int64_t i = 0; i < inputs.size(0); ++i) {
     opt->zero_grad();
-    Tensor loss = nn::functional::cross_entropy(model->forward(inputs.select(0, i)), targets.select(0, i));
+    Tensor loss =
+        nn::functional::cross_entropy(model->forward(inputs.select(0, i)), targets.select(0, i));
     loss.backward();
     opt->step();
     const float got = loss.item<float>();

@@ -18,8 +18,8 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
 
-Tensor rand_tensor(const Shape& shape, DType dtype = kFloat32, uint32_t seed = 1,
-                   double lo = -2.0, double hi = 2.0) {
+Tensor rand_tensor(const Shape& shape, DType dtype = kFloat32, uint32_t seed = 1, double lo = -2.0,
+                   double hi = 2.0) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(lo, hi);
   std::vector<double> v(static_cast<size_t>(shape.numel()));
@@ -130,7 +130,7 @@ TEST(Sum, Dtypes) {
   EXPECT_EQ(sum(i8).dtype(), kInt64);
   EXPECT_EQ(sum(i8).item<int64_t>(), 300);  // no int8 overflow
   EXPECT_EQ(sum(i8, {}, false, kInt8).dtype(), kInt8);
-  EXPECT_EQ(sum(i8, {}, false, kInt8).item<int64_t>(), 44);  // wraps like PyTorch
+  EXPECT_EQ(sum(i8, {}, false, kInt8).item<int64_t>(), 44);                  // wraps like PyTorch
   EXPECT_EQ(sum(tensor({1.5, 2.5}), {}, false, kInt64).item<int64_t>(), 3);  // casts first
   Tensor h = tensor({1.0, 2.0, 3.0}).to(kFloat16);
   EXPECT_EQ(sum(h).dtype(), kFloat16);
@@ -175,9 +175,12 @@ TEST(Sum, NonContiguousAndBroadcast) {
   Tensor t = base.permute({2, 0, 1});  // (5, 6, 8), no unit stride innermost
   for (std::vector<int64_t> dims : {std::vector<int64_t>{0}, {1}, {2}, {0, 2}, {1, 2}, {}}) {
     expect_close(vals(sum(t, dims)), ref_reduce(t, dims, ref_sum), 1e-5);
-    expect_close(vals(amax(t, dims)), ref_reduce(t, dims, [](const std::vector<double>& v) {
-                   return *std::max_element(v.begin(), v.end());
-                 }), 0);
+    expect_close(vals(amax(t, dims)),
+                 ref_reduce(t, dims,
+                            [](const std::vector<double>& v) {
+                              return *std::max_element(v.begin(), v.end());
+                            }),
+                 0);
   }
   Tensor sl = base.slice(1, 1, 8, 3);  // step 3
   expect_close(vals(sum(sl, {1})), ref_reduce(sl, {1}, ref_sum), 1e-5);
@@ -357,22 +360,23 @@ TEST(Var, Values) {
     for (std::vector<int64_t> dims : {std::vector<int64_t>{}, {1}, {0, 2}}) {
       auto f = [c](const std::vector<double>& v) { return ref_var(v, c); };
       expect_close(vals(var(x, dims, c)), ref_reduce(x, dims, f), 1e-12);
-      expect_close(vals(x.std(dims, c)), ref_reduce(x, dims, [&](const std::vector<double>& v) {
-                     return std::sqrt(f(v));
-                   }), 1e-12);
+      expect_close(
+          vals(x.std(dims, c)),
+          ref_reduce(x, dims, [&](const std::vector<double>& v) { return std::sqrt(f(v)); }),
+          1e-12);
     }
   }
   auto [v, m] = var_mean(x, {1}, 1, true);
   EXPECT_EQ(v.sizes(), (Shape{6, 1, 4}));
   expect_close(vals(m), ref_reduce(x, {1}, ref_mean), 1e-12);
-  expect_close(vals(v), ref_reduce(x, {1}, [](const std::vector<double>& g) {
-                 return ref_var(g, 1);
-               }), 1e-12);
+  expect_close(vals(v),
+               ref_reduce(x, {1}, [](const std::vector<double>& g) { return ref_var(g, 1); }),
+               1e-12);
   // Outer-dim layout and the transposed view.
   Tensor y = rand_tensor({3000, 5}, kFloat32, 16);
-  expect_close(vals(var(y, {0})), ref_reduce(y, {0}, [](const std::vector<double>& g) {
-                 return ref_var(g, 1);
-               }), 1e-5);
+  expect_close(vals(var(y, {0})),
+               ref_reduce(y, {0}, [](const std::vector<double>& g) { return ref_var(g, 1); }),
+               1e-5);
   expect_close(vals(var(y.t(), {1})), vals(var(y, {0})), 1e-6);
 }
 
@@ -450,9 +454,8 @@ TEST(Norm, Orders) {
   expect_close(vals(norm(x, -1, {0})), {0.75, 4.0 / 3.0, 0.0}, 1e-6);
   EXPECT_EQ(norm(x.to(kFloat16)).dtype(), kFloat16);
   EXPECT_TRUE(std::isnan(norm(tensor({1.0, kNaN}), kInf).item<double>()));
-  EXPECT_EQ(norm(tensor({1e30f, 1e30f})).item<double>(), static_cast<double>(
-                                                             static_cast<float>(std::sqrt(2.0) *
-                                                                                1e30)));
+  EXPECT_EQ(norm(tensor({1e30f, 1e30f})).item<double>(),
+            static_cast<double>(static_cast<float>(std::sqrt(2.0) * 1e30)));
   EXPECT_EQ(norm(empty({0})).item<double>(), 0.0);
   EXPECT_EQ(norm(empty({0}), 0).item<double>(), 0.0);
   expect_error<ValueError>([] { norm(empty({0}), kInf); }, "[norm] ");
@@ -471,8 +474,7 @@ TEST(LogSumExp, StableAndInfinite) {
   expect_close(vals(logsumexp(x, {1})), ref_reduce(x, {1}, lse), 1e-12);
   expect_close(vals(x.logsumexp({0}, true)), ref_reduce(x, {0}, lse), 1e-12);
   expect_close(vals(logsumexp(x, {})), ref_reduce(x, {}, lse), 1e-12);
-  EXPECT_NEAR(logsumexp(tensor({1000.0, 1000.0}), {0}).item<double>(), 1000 + std::log(2.0),
-              1e-3);
+  EXPECT_NEAR(logsumexp(tensor({1000.0, 1000.0}), {0}).item<double>(), 1000 + std::log(2.0), 1e-3);
   EXPECT_NEAR(logsumexp(tensor({-1000.0, -1000.0}), {0}).item<double>(), -1000 + std::log(2.0),
               1e-3);
   EXPECT_EQ(logsumexp(tensor({-kInf, -kInf}), {0}).item<double>(), -kInf);

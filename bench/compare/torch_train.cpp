@@ -28,12 +28,12 @@ constexpr double kMean = 0.2860, kStd = 0.3530;
 
 torch::nn::Sequential make_model() {
   namespace nn = torch::nn;
-  return nn::Sequential(
-      nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)), nn::BatchNorm2d(32),
-      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)), nn::BatchNorm2d(64),
-      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(), nn::Dropout(0.25),
-      nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Dropout(0.25), nn::Linear(128, 10));
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)),
+                        nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+                        nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)),
+                        nn::BatchNorm2d(64), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+                        nn::Flatten(), nn::Dropout(0.25), nn::Linear(64 * 7 * 7, 128), nn::ReLU(),
+                        nn::Dropout(0.25), nn::Linear(128, 10));
 }
 
 // torch.optim.lr_scheduler.OneCycleLR(opt, max_lr, total_steps) with its defaults: pct_start
@@ -121,10 +121,9 @@ int main(int argc, char** argv) {
       std::move(test_set), data::DataLoaderOptions().batch_size(500).workers(0));
 
   torch::nn::Sequential model = make_model();
-  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.05)
-                                                 .momentum(0.9)
-                                                 .nesterov(true)
-                                                 .weight_decay(5e-4));
+  torch::optim::SGD opt(
+      model->parameters(),
+      torch::optim::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(5e-4));
   OneCycle sched(opt, 0.05, epochs * batches);
 
   const auto start = std::chrono::steady_clock::now();

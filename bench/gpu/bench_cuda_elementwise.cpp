@@ -21,9 +21,9 @@ int main() {
   Tensor out = empty({n}, on(kFloat32));
   const double f32 = 4.0 * static_cast<double>(n);
 
-  bench::print_header(("element-wise bandwidth, " + std::to_string(n) + " elements, " +
-                       cuda::get_device_name())
-                          .c_str());
+  bench::print_header(
+      ("element-wise bandwidth, " + std::to_string(n) + " elements, " + cuda::get_device_name())
+          .c_str());
   const double copy_ms = bench::median_ms([&] { out.copy_(a); });
   const double copy_bw = gbps(2 * f32, copy_ms);
   bench::print_row("copy float32 (cudaMemcpyAsync)", copy_bw, "GB/s", "1.00 of copy");

@@ -30,9 +30,9 @@ int main() {
     const double sum_ms = bench::median_ms([&] { (void)sum(x); });
     const std::string tag = "n = 2^" + std::to_string(__builtin_ctzll(static_cast<uint64_t>(n)));
     bench::print_row("copy_ D2D " + tag, copy_gbps, "GB/s");
-    bench::print_row("sum " + tag, gbps(bytes, sum_ms), "GB/s",
-                     std::to_string(gbps(bytes, sum_ms) / copy_gbps).substr(0, 5) +
-                         " of copy bandwidth");
+    bench::print_row(
+        "sum " + tag, gbps(bytes, sum_ms), "GB/s",
+        std::to_string(gbps(bytes, sum_ms) / copy_gbps).substr(0, 5) + " of copy bandwidth");
     bench::print_row("amax " + tag, gbps(bytes, bench::median_ms([&] { (void)amax(x, {}); })),
                      "GB/s");
     bench::print_row("var " + tag, gbps(bytes, bench::median_ms([&] { (void)var(x); })), "GB/s");
@@ -49,7 +49,10 @@ int main() {
   const Row rows[] = {
       {"sum dim 1 (rows, inner path)", 1, [&] { (void)sum(m, {1}); }},
       {"sum dim 0 (columns, outer path)", 1, [&] { (void)sum(m, {0}); }},
-      {"mean dims {0, 1}", 1, [&] { (void)mean(m, {0, 1}); }},
+      {"mean dims {0, 1}", 1,
+       [&] {
+         (void)mean(m, {0, 1});
+       }},
       {"var dim 1", 1, [&] { (void)var(m, {1}); }},
       {"argmax dim 1", 1, [&] { (void)argmax(m, 1); }},
       {"argmax dim 0", 1, [&] { (void)argmax(m, 0); }},

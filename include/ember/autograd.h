@@ -104,8 +104,9 @@ class Node : public std::enable_shared_from_this<Node> {
 // default to ones for one-element outputs; retain_graph defaults to create_graph. An input that
 // the outputs do not depend on raises unless allow_unused (then its gradient is undefined).
 TensorList grad(const TensorList& outputs, const TensorList& inputs,
-                const TensorList& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
-                bool create_graph = false, bool allow_unused = false);
+                const TensorList& grad_outputs = {},
+                std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                bool allow_unused = false);
 
 // Accumulates gradients of tensors into the leaves' .grad() (Tensor::backward for several roots).
 void backward(const TensorList& tensors, const TensorList& grad_tensors = {},

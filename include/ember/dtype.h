@@ -38,7 +38,8 @@ std::string_view dtype_name(DType t);
 bool is_floating_point(DType t);
 // True for the integer types; bool counts only when include_bool.
 bool is_integral(DType t, bool include_bool = false);
-// The smallest type both a and b convert to without losing their category (PyTorch's promote_types).
+// The smallest type both a and b convert to without losing their category (PyTorch's
+// promote_types).
 DType promote_types(DType a, DType b);
 // The dtype factories use when none is given (float32, as in PyTorch).
 DType default_dtype();
@@ -48,16 +49,45 @@ void set_default_dtype(DType t);
 std::ostream& operator<<(std::ostream& os, DType t);
 
 // Maps a C++ element type to its DType.
-template <class T> struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr DType value = kBool; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = kUInt8; };
-template <> struct dtype_of<int8_t> { static constexpr DType value = kInt8; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = kInt32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = kInt64; };
-template <> struct dtype_of<Half> { static constexpr DType value = kFloat16; };
-template <> struct dtype_of<BFloat16> { static constexpr DType value = kBFloat16; };
-template <> struct dtype_of<float> { static constexpr DType value = kFloat32; };
-template <> struct dtype_of<double> { static constexpr DType value = kFloat64; };
-template <class T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
+template <class T>
+struct dtype_of;
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = kBool;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = kUInt8;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = kInt8;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = kInt32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = kInt64;
+};
+template <>
+struct dtype_of<Half> {
+  static constexpr DType value = kFloat16;
+};
+template <>
+struct dtype_of<BFloat16> {
+  static constexpr DType value = kBFloat16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = kFloat32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = kFloat64;
+};
+template <class T>
+inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
 }  // namespace ember

@@ -60,7 +60,7 @@ EMBER_HD inline uint16_t float_to_half_bits(float f) {
     return static_cast<uint16_t>(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
   }
   if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (ax < 0x38800000u) {  // subnormal half (or zero)
+  if (ax < 0x38800000u) {                                               // subnormal half (or zero)
     // Add 0.5 (as float) so the FPU performs the rounding of the low bits.
     float v = bits_float(ax) + 0.5f;
     return static_cast<uint16_t>(sign | (float_bits(v) - 0x3f000000u));
@@ -86,13 +86,16 @@ EMBER_HD inline float half_bits_to_float(uint16_t h) {
 
 EMBER_HD inline uint16_t float_to_bf16_bits(float f) {
   uint32_t x = float_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   uint32_t lsb = (x >> 16) & 1u;
   x += 0x7fffu + lsb;
   return static_cast<uint16_t>(x >> 16);
 }
 
-EMBER_HD inline float bf16_bits_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
+EMBER_HD inline float bf16_bits_to_float(uint16_t b) {
+  return bits_float(static_cast<uint32_t>(b) << 16);
+}
 
 }  // namespace detail
 
@@ -125,6 +128,8 @@ struct BFloat16 {
 };
 
 inline std::ostream& operator<<(std::ostream& os, Half h) { return os << static_cast<float>(h); }
-inline std::ostream& operator<<(std::ostream& os, BFloat16 h) { return os << static_cast<float>(h); }
+inline std::ostream& operator<<(std::ostream& os, BFloat16 h) {
+  return os << static_cast<float>(h);
+}
 
 }  // namespace ember

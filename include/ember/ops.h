@@ -12,7 +12,7 @@
 
 namespace ember {
 
-// ---- factories -----------------------------------------------------------------------------------
+// ---- factories ----------------------------------------------------------------------------------
 // Uninitialised memory.
 Tensor empty(const Shape& size, TensorOptions options = {});
 Tensor zeros(const Shape& size, TensorOptions options = {});
@@ -29,7 +29,8 @@ Tensor scalar_tensor(Scalar value, TensorOptions options = {});
 Tensor empty_like(const Tensor& t, std::optional<TensorOptions> options = std::nullopt);
 Tensor zeros_like(const Tensor& t, std::optional<TensorOptions> options = std::nullopt);
 Tensor ones_like(const Tensor& t, std::optional<TensorOptions> options = std::nullopt);
-Tensor full_like(const Tensor& t, Scalar value, std::optional<TensorOptions> options = std::nullopt);
+Tensor full_like(const Tensor& t, Scalar value,
+                 std::optional<TensorOptions> options = std::nullopt);
 Tensor rand_like(const Tensor& t, std::optional<TensorOptions> options = std::nullopt);
 Tensor randn_like(const Tensor& t, std::optional<TensorOptions> options = std::nullopt);
 
@@ -53,7 +54,7 @@ Tensor from_blob(void* data, const Shape& sizes, TensorOptions options = {},
 // t, made a leaf that requires grad when options.requires_grad() is set.
 Tensor as_leaf(Tensor t, const TensorOptions& options);
 
-// ---- random (Philox4x32-10; the same seed gives the same numbers on every device) -----------------
+// ---- random (Philox4x32-10; the same seed gives the same numbers on every device) ---------------
 // Seeds the CPU generator and every CUDA device's generator.
 void manual_seed(uint64_t seed);
 // Uniform on [0, 1).
@@ -70,7 +71,7 @@ Tensor bernoulli(const Tensor& p);
 Tensor bernoulli(const Tensor& input, double p);
 Tensor normal(double mean, double std, const Shape& size, TensorOptions options = {});
 
-// ---- type promotion ---------------------------------------------------------------------------------
+// ---- type promotion -----------------------------------------------------------------------------
 // The dtype an op on these operands computes in (PyTorch's result_type).
 DType result_type(const Tensor& a, const Tensor& b);
 DType result_type(const Tensor& a, Scalar b);
@@ -78,7 +79,7 @@ DType result_type(const Tensor& a, Scalar b);
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 TensorList broadcast_tensors(const TensorList& tensors);
 
-// ---- unary element-wise -----------------------------------------------------------------------------
+// ---- unary element-wise -------------------------------------------------------------------------
 Tensor neg(const Tensor& x);
 Tensor abs(const Tensor& x);
 Tensor sign(const Tensor& x);
@@ -112,7 +113,7 @@ Tensor trunc(const Tensor& x);
 Tensor logical_not(const Tensor& x);
 Tensor bitwise_not(const Tensor& x);
 
-// ---- binary element-wise (broadcasting, PyTorch type promotion) -------------------------------------
+// ---- binary element-wise (broadcasting, PyTorch type promotion) ---------------------------------
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor add(const Tensor& a, Scalar b, Scalar alpha = 1);
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
@@ -168,14 +169,13 @@ Tensor isnan(const Tensor& x);
 Tensor isinf(const Tensor& x);
 Tensor isfinite(const Tensor& x);
 
-// ---- ternary element-wise ---------------------------------------------------------------------------
+// ---- ternary element-wise -----------------------------------------------------------------------
 // condition ? a : b (condition is bool; a and b promote).
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
 Tensor where(const Tensor& condition, Scalar a, const Tensor& b);
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-Tensor clamp(const Tensor& x, const std::optional<Tensor>& min,
-             const std::optional<Tensor>& max);
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
 // start + weight * (end - start)
 Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight);
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
@@ -186,7 +186,7 @@ Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value);
 
-// ---- reductions (dims empty = every dim) ------------------------------------------------------------
+// ---- reductions (dims empty = every dim) --------------------------------------------------------
 // Integers and bool sum to int64 unless dtype is given.
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false,
            std::optional<DType> dtype = std::nullopt);
@@ -220,7 +220,7 @@ Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::n
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
 
-// ---- linear algebra (through BLAS) ------------------------------------------------------------------
+// ---- linear algebra (through BLAS) --------------------------------------------------------------
 // (n, k) @ (k, m) -> (n, m)
 Tensor mm(const Tensor& a, const Tensor& b);
 // (B, n, k) @ (B, k, m) -> (B, n, m)
@@ -239,7 +239,7 @@ Tensor outer(const Tensor& a, const Tensor& b);
 void set_float32_matmul_precision(const std::string& precision);
 std::string get_float32_matmul_precision();
 
-// ---- joining, indexing, sorting ---------------------------------------------------------------------
+// ---- joining, indexing, sorting -----------------------------------------------------------------
 Tensor cat(const TensorList& tensors, int64_t dim = 0);
 Tensor stack(const TensorList& tensors, int64_t dim = 0);
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
@@ -247,7 +247,8 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, Scalar value);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
-// x[indices...]: int64/int32 index tensors broadcast together; a bool mask stands for its nonzero().
+// x[indices...]: int64/int32 index tensors broadcast together; a bool mask stands for its
+// nonzero().
 Tensor index(const Tensor& x, const TensorList& indices);
 // x[indices...] = values (or += when accumulate).
 Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values,

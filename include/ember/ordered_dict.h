@@ -26,7 +26,8 @@ class OrderedDict {
 
   // Adds a new key; raises when it is present already.
   Value& insert(const Key& key, Value value) {
-    if (index_.count(key)) throw ValueError("[OrderedDict] key '" + key_str(key) + "' already defined");
+    if (index_.count(key))
+      throw ValueError("[OrderedDict] key '" + key_str(key) + "' already defined");
     index_.emplace(key, items_.size());
     items_.emplace_back(key, std::move(value));
     return items_.back().second;

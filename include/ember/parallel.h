@@ -19,8 +19,8 @@ class RangeFnRef {
  public:
   // fn must outlive the reference (a lambda passed to parallel_for lives through the call).
   template <class Fn>
-    requires(!std::is_same_v<std::remove_cvref_t<Fn>, RangeFnRef>)
-  RangeFnRef(Fn&& fn)  // NOLINT(google-explicit-constructor): built from the caller's lambda
+  requires(!std::is_same_v<std::remove_cvref_t<Fn>, RangeFnRef>)
+      RangeFnRef(Fn&& fn)  // NOLINT(google-explicit-constructor): built from the caller's lambda
       : obj_(const_cast<void*>(static_cast<const void*>(&fn))),
         call_([](void* o, int64_t b, int64_t e) {
           (*static_cast<std::remove_reference_t<Fn>*>(o))(b, e);

@@ -31,9 +31,12 @@ class Scalar {
   bool to_bool() const { return kind_ == Kind::Float ? d_ != 0.0 : i_ != 0; }
   template <class T>
   T to() const {
-    if constexpr (std::is_same_v<T, bool>) return to_bool();
-    else if constexpr (std::is_integral_v<T>) return static_cast<T>(to_long());
-    else return static_cast<T>(to_double());
+    if constexpr (std::is_same_v<T, bool>)
+      return to_bool();
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(to_long());
+    else
+      return static_cast<T>(to_double());
   }
 
   // The dtype PyTorch gives a tensor made from this number: bool, int64 or the default float.

@@ -73,7 +73,7 @@ struct AutogradMeta;
 struct TensorImpl {
   Storage storage;
   Shape sizes;
-  Shape strides;  // in elements
+  Shape strides;       // in elements
   int64_t offset = 0;  // in elements
   DType dtype = kFloat32;
   Device device;
@@ -126,7 +126,8 @@ class Tensor {
   bool is_same_storage(const Tensor& o) const { return storage() == o.storage(); }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   TensorImpl& impl() const {
-    if (!impl_) [[unlikely]] throw_undefined();
+    if (!impl_) [[unlikely]]
+      throw_undefined();
     return *impl_;
   }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }

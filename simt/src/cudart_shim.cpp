@@ -22,14 +22,23 @@ std::size_t parse_bytes(const char* text, std::size_t fallback) {
   double scale = 1;
   switch (*end) {
     case 'k':
-    case 'K': scale = 1024.0; break;
+    case 'K':
+      scale = 1024.0;
+      break;
     case 'm':
-    case 'M': scale = 1024.0 * 1024; break;
+    case 'M':
+      scale = 1024.0 * 1024;
+      break;
     case 'g':
-    case 'G': scale = 1024.0 * 1024 * 1024; break;
+    case 'G':
+      scale = 1024.0 * 1024 * 1024;
+      break;
     case 't':
-    case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
-    default: break;
+    case 'T':
+      scale = 1024.0 * 1024 * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   return static_cast<std::size_t>(value * scale);
 }
@@ -100,7 +109,8 @@ cudaError_t check_copy(const char* api, void* dst, std::size_t dst_extent, const
     case cudaMemcpyDeviceToDevice:
       if (!dst_dev || !src_dev) return wrong("cudaMemcpyDeviceToDevice with a non-device pointer");
       break;
-    case cudaMemcpyDefault: break;
+    case cudaMemcpyDefault:
+      break;
     default:
       return fail(cudaErrorInvalidMemcpyDirection,
                   std::string(api) + ": invalid copy kind " + std::to_string(kind));
@@ -406,58 +416,144 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
   cudaDeviceProp p;
   if (auto e = cudaGetDeviceProperties(&p, device)) return e;
   switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
-    case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
-    case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
-    case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
-    case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
-    case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
-    case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(p.sharedMemPerBlock); break;
-    case cudaDevAttrTotalConstantMemory: *value = static_cast<int>(p.totalConstMem); break;
-    case cudaDevAttrWarpSize: *value = p.warpSize; break;
-    case cudaDevAttrMaxPitch: *value = static_cast<int>(p.memPitch); break;
-    case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-    case cudaDevAttrClockRate: *value = 1980000; break;
-    case cudaDevAttrMemoryClockRate: *value = 2619000; break;
-    case cudaDevAttrTextureAlignment: *value = static_cast<int>(p.textureAlignment); break;
-    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-    case cudaDevAttrKernelExecTimeout: *value = 0; break;
-    case cudaDevAttrIntegrated: *value = p.integrated; break;
-    case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
-    case cudaDevAttrComputeMode: *value = cudaComputeModeDefault; break;
-    case cudaDevAttrConcurrentKernels: *value = p.concurrentKernels; break;
-    case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
-    case cudaDevAttrPciBusId: *value = p.pciBusID; break;
-    case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
-    case cudaDevAttrPciDomainId: *value = p.pciDomainID; break;
-    case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
-    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
-    case cudaDevAttrAsyncEngineCount: *value = p.asyncEngineCount; break;
-    case cudaDevAttrUnifiedAddressing: *value = p.unifiedAddressing; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
-    case cudaDevAttrStreamPrioritiesSupported: *value = p.streamPrioritiesSupported; break;
-    case cudaDevAttrGlobalL1CacheSupported: *value = p.globalL1CacheSupported; break;
-    case cudaDevAttrLocalL1CacheSupported: *value = p.localL1CacheSupported; break;
+    case cudaDevAttrMaxThreadsPerBlock:
+      *value = p.maxThreadsPerBlock;
+      break;
+    case cudaDevAttrMaxBlockDimX:
+      *value = p.maxThreadsDim[0];
+      break;
+    case cudaDevAttrMaxBlockDimY:
+      *value = p.maxThreadsDim[1];
+      break;
+    case cudaDevAttrMaxBlockDimZ:
+      *value = p.maxThreadsDim[2];
+      break;
+    case cudaDevAttrMaxGridDimX:
+      *value = p.maxGridSize[0];
+      break;
+    case cudaDevAttrMaxGridDimY:
+      *value = p.maxGridSize[1];
+      break;
+    case cudaDevAttrMaxGridDimZ:
+      *value = p.maxGridSize[2];
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+      *value = static_cast<int>(p.sharedMemPerBlock);
+      break;
+    case cudaDevAttrTotalConstantMemory:
+      *value = static_cast<int>(p.totalConstMem);
+      break;
+    case cudaDevAttrWarpSize:
+      *value = p.warpSize;
+      break;
+    case cudaDevAttrMaxPitch:
+      *value = static_cast<int>(p.memPitch);
+      break;
+    case cudaDevAttrMaxRegistersPerBlock:
+      *value = p.regsPerBlock;
+      break;
+    case cudaDevAttrClockRate:
+      *value = 1980000;
+      break;
+    case cudaDevAttrMemoryClockRate:
+      *value = 2619000;
+      break;
+    case cudaDevAttrTextureAlignment:
+      *value = static_cast<int>(p.textureAlignment);
+      break;
+    case cudaDevAttrMultiProcessorCount:
+      *value = p.multiProcessorCount;
+      break;
+    case cudaDevAttrKernelExecTimeout:
+      *value = 0;
+      break;
+    case cudaDevAttrIntegrated:
+      *value = p.integrated;
+      break;
+    case cudaDevAttrCanMapHostMemory:
+      *value = p.canMapHostMemory;
+      break;
+    case cudaDevAttrComputeMode:
+      *value = cudaComputeModeDefault;
+      break;
+    case cudaDevAttrConcurrentKernels:
+      *value = p.concurrentKernels;
+      break;
+    case cudaDevAttrEccEnabled:
+      *value = p.ECCEnabled;
+      break;
+    case cudaDevAttrPciBusId:
+      *value = p.pciBusID;
+      break;
+    case cudaDevAttrPciDeviceId:
+      *value = p.pciDeviceID;
+      break;
+    case cudaDevAttrPciDomainId:
+      *value = p.pciDomainID;
+      break;
+    case cudaDevAttrGlobalMemoryBusWidth:
+      *value = p.memoryBusWidth;
+      break;
+    case cudaDevAttrL2CacheSize:
+      *value = p.l2CacheSize;
+      break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+      *value = p.maxThreadsPerMultiProcessor;
+      break;
+    case cudaDevAttrAsyncEngineCount:
+      *value = p.asyncEngineCount;
+      break;
+    case cudaDevAttrUnifiedAddressing:
+      *value = p.unifiedAddressing;
+      break;
+    case cudaDevAttrComputeCapabilityMajor:
+      *value = p.major;
+      break;
+    case cudaDevAttrComputeCapabilityMinor:
+      *value = p.minor;
+      break;
+    case cudaDevAttrStreamPrioritiesSupported:
+      *value = p.streamPrioritiesSupported;
+      break;
+    case cudaDevAttrGlobalL1CacheSupported:
+      *value = p.globalL1CacheSupported;
+      break;
+    case cudaDevAttrLocalL1CacheSupported:
+      *value = p.localL1CacheSupported;
+      break;
     case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
       *value = static_cast<int>(p.sharedMemPerMultiprocessor);
       break;
-    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
-    case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
-    case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor:
+      *value = p.regsPerMultiprocessor;
+      break;
+    case cudaDevAttrManagedMemory:
+      *value = p.managedMemory;
+      break;
+    case cudaDevAttrCooperativeLaunch:
+      *value = p.cooperativeLaunch;
+      break;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin:
       *value = static_cast<int>(p.sharedMemPerBlockOptin);
       break;
-    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor:
+      *value = p.maxBlocksPerMultiProcessor;
+      break;
     case cudaDevAttrReservedSharedMemoryPerBlock:
       *value = static_cast<int>(p.reservedSharedMemPerBlock);
       break;
-    case cudaDevAttrMemoryPoolsSupported: *value = p.memoryPoolsSupported; break;
-    case cudaDevAttrHostNativeAtomicSupported: *value = p.hostNativeAtomicSupported; break;
-    case cudaDevAttrPageableMemoryAccess: *value = 0; break;
-    case cudaDevAttrConcurrentManagedAccess: *value = 0; break;
+    case cudaDevAttrMemoryPoolsSupported:
+      *value = p.memoryPoolsSupported;
+      break;
+    case cudaDevAttrHostNativeAtomicSupported:
+      *value = p.hostNativeAtomicSupported;
+      break;
+    case cudaDevAttrPageableMemoryAccess:
+      *value = 0;
+      break;
+    case cudaDevAttrConcurrentManagedAccess:
+      *value = 0;
+      break;
     default: {
       Lock lock(shim().mutex);
       return fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: attribute " +

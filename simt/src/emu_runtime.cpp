@@ -1,6 +1,9 @@
 // The SIMT emulator's scheduler: each CUDA thread of a block is a fiber on one worker thread,
 // run round-robin until it reaches a barrier or warp collective; the last arrival releases the
 // others. Misuse (divergent barriers, bad warp masks, deadlocks) fails the launch with a report.
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -12,9 +15,6 @@
 #include <random>
 #include <thread>
 #include <vector>
-
-#include <signal.h>
-#include <unistd.h>
 
 #include "fiber.h"
 #include "runtime.h"
@@ -99,24 +99,40 @@ std::string hex(std::uint32_t v) {
 
 const char* op_name(WarpOp op) {
   switch (op) {
-    case WarpOp::kShflIdx: return "__shfl_sync";
-    case WarpOp::kShflUp: return "__shfl_up_sync";
-    case WarpOp::kShflDown: return "__shfl_down_sync";
-    case WarpOp::kShflXor: return "__shfl_xor_sync";
-    case WarpOp::kBallot: return "__ballot_sync";
-    case WarpOp::kAny: return "__any_sync";
-    case WarpOp::kAll: return "__all_sync";
-    case WarpOp::kSync: return "__syncwarp";
-    case WarpOp::kMatchAny: return "__match_any_sync";
-    case WarpOp::kMatchAll: return "__match_all_sync";
-    case WarpOp::kReduceAdd: return "__reduce_add_sync";
+    case WarpOp::kShflIdx:
+      return "__shfl_sync";
+    case WarpOp::kShflUp:
+      return "__shfl_up_sync";
+    case WarpOp::kShflDown:
+      return "__shfl_down_sync";
+    case WarpOp::kShflXor:
+      return "__shfl_xor_sync";
+    case WarpOp::kBallot:
+      return "__ballot_sync";
+    case WarpOp::kAny:
+      return "__any_sync";
+    case WarpOp::kAll:
+      return "__all_sync";
+    case WarpOp::kSync:
+      return "__syncwarp";
+    case WarpOp::kMatchAny:
+      return "__match_any_sync";
+    case WarpOp::kMatchAll:
+      return "__match_all_sync";
+    case WarpOp::kReduceAdd:
+      return "__reduce_add_sync";
     case WarpOp::kReduceMin:
-    case WarpOp::kReduceUMin: return "__reduce_min_sync";
+    case WarpOp::kReduceUMin:
+      return "__reduce_min_sync";
     case WarpOp::kReduceMax:
-    case WarpOp::kReduceUMax: return "__reduce_max_sync";
-    case WarpOp::kReduceAnd: return "__reduce_and_sync";
-    case WarpOp::kReduceOr: return "__reduce_or_sync";
-    case WarpOp::kReduceXor: return "__reduce_xor_sync";
+    case WarpOp::kReduceUMax:
+      return "__reduce_max_sync";
+    case WarpOp::kReduceAnd:
+      return "__reduce_and_sync";
+    case WarpOp::kReduceOr:
+      return "__reduce_or_sync";
+    case WarpOp::kReduceXor:
+      return "__reduce_xor_sync";
   }
   return "warp collective";
 }
@@ -552,10 +568,18 @@ void Worker::complete(Warp& warp, std::uint32_t mask, int warp_index) {
       const int arg = warp.arg[lane];
       int src = lane;
       switch (op) {
-        case WarpOp::kShflIdx: src = segment + (arg & (width - 1)); break;
-        case WarpOp::kShflUp: src = (lane - segment) >= arg ? lane - arg : lane; break;
-        case WarpOp::kShflDown: src = (lane - segment) + arg < width ? lane + arg : lane; break;
-        default: src = (lane ^ (arg & 31)) < segment + width ? lane ^ (arg & 31) : lane; break;
+        case WarpOp::kShflIdx:
+          src = segment + (arg & (width - 1));
+          break;
+        case WarpOp::kShflUp:
+          src = (lane - segment) >= arg ? lane - arg : lane;
+          break;
+        case WarpOp::kShflDown:
+          src = (lane - segment) + arg < width ? lane + arg : lane;
+          break;
+        default:
+          src = (lane ^ (arg & 31)) < segment + width ? lane ^ (arg & 31) : lane;
+          break;
       }
       if (src < 0 || src >= kWarpSize || !(mask & (1u << src))) {
         fail([&] {
@@ -614,20 +638,37 @@ void Worker::complete(Warp& warp, std::uint32_t mask, int warp_index) {
         const auto v = static_cast<std::uint32_t>(warp.value[__builtin_ctz(rest)]);
         const auto sa = static_cast<std::int32_t>(acc), sv = static_cast<std::int32_t>(v);
         switch (op) {
-          case WarpOp::kReduceAdd: acc += v; break;
-          case WarpOp::kReduceMin: acc = static_cast<std::uint32_t>(std::min(sa, sv)); break;
-          case WarpOp::kReduceMax: acc = static_cast<std::uint32_t>(std::max(sa, sv)); break;
-          case WarpOp::kReduceUMin: acc = std::min(acc, v); break;
-          case WarpOp::kReduceUMax: acc = std::max(acc, v); break;
-          case WarpOp::kReduceAnd: acc &= v; break;
-          case WarpOp::kReduceOr: acc |= v; break;
-          default: acc ^= v; break;
+          case WarpOp::kReduceAdd:
+            acc += v;
+            break;
+          case WarpOp::kReduceMin:
+            acc = static_cast<std::uint32_t>(std::min(sa, sv));
+            break;
+          case WarpOp::kReduceMax:
+            acc = static_cast<std::uint32_t>(std::max(sa, sv));
+            break;
+          case WarpOp::kReduceUMin:
+            acc = std::min(acc, v);
+            break;
+          case WarpOp::kReduceUMax:
+            acc = std::max(acc, v);
+            break;
+          case WarpOp::kReduceAnd:
+            acc &= v;
+            break;
+          case WarpOp::kReduceOr:
+            acc |= v;
+            break;
+          default:
+            acc ^= v;
+            break;
         }
       }
       common = acc;
       break;
     }
-    default: break;  // __syncwarp: only the meeting matters
+    default:
+      break;  // __syncwarp: only the meeting matters
   }
   for (std::uint32_t rest = mask; rest != 0; rest &= rest - 1) {
     warp.result[__builtin_ctz(rest)] = common;

@@ -3,10 +3,9 @@
 // what makes a 256-thread __syncthreads cost microseconds rather than a hundred.
 #include "fiber.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include <pthread.h>
 
 #include <cstdint>
 #include <cstdio>

@@ -62,9 +62,12 @@ class OrderTest : public ::testing::TestWithParam<simt::Order> {
 
 inline std::string order_name(const ::testing::TestParamInfo<simt::Order>& info) {
   switch (info.param) {
-    case simt::Order::kForward: return "forward";
-    case simt::Order::kReverse: return "reverse";
-    default: return "random";
+    case simt::Order::kForward:
+      return "forward";
+    case simt::Order::kReverse:
+      return "reverse";
+    default:
+      return "random";
   }
 }
 

@@ -418,9 +418,9 @@ void CachingAllocator::free(void* ptr) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = allocated_blocks_.find(reinterpret_cast<std::uintptr_t>(ptr));
   if (it == allocated_blocks_.end()) {
-    throw ValueError("[cuda] invalid device pointer: " +
-                     hex(reinterpret_cast<std::uintptr_t>(ptr)) + " on device " +
-                     std::to_string(device_));
+    throw ValueError(
+        "[cuda] invalid device pointer: " + hex(reinterpret_cast<std::uintptr_t>(ptr)) +
+        " on device " + std::to_string(device_));
   }
   Block* block = it->second;
   allocated_blocks_.erase(it);
@@ -541,10 +541,9 @@ std::map<std::string, std::int64_t> CachingAllocator::memory_stats() const {
 
 void CachingAllocator::reset_peak_stats() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.active,
-                       &stats_.inactive_split, &stats_.allocated_bytes, &stats_.reserved_bytes,
-                       &stats_.active_bytes, &stats_.inactive_split_bytes,
-                       &stats_.requested_bytes}) {
+  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
+                       &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
+                       &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
     for (Stat& s : *a) s.peak = s.current;
   }
   stats_.oversize_allocations.peak = stats_.oversize_allocations.current;
@@ -553,10 +552,9 @@ void CachingAllocator::reset_peak_stats() {
 
 void CachingAllocator::reset_accumulated_stats() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.active,
-                       &stats_.inactive_split, &stats_.allocated_bytes, &stats_.reserved_bytes,
-                       &stats_.active_bytes, &stats_.inactive_split_bytes,
-                       &stats_.requested_bytes}) {
+  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
+                       &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
+                       &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
     for (Stat& s : *a) s.allocated = s.freed = 0;
   }
   for (Stat* s : {&stats_.oversize_allocations, &stats_.oversize_segments}) {
@@ -646,8 +644,7 @@ void CachingAllocator::begin_allocate_to_pool(MempoolId pool, StreamId stream) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = private_pools_.find(pool);
   if (it == private_pools_.end() || it->second->use_count == 0) {
-    throw ValueError("[cuda] begin_allocate_to_pool: no live private pool " +
-                     std::to_string(pool));
+    throw ValueError("[cuda] begin_allocate_to_pool: no live private pool " + std::to_string(pool));
   }
   for (auto& [id, s] : alloc_to_pools_) {
     if (s == stream) {

@@ -22,12 +22,12 @@ using StreamId = std::uint64_t;
 // A private pool (CUDA graphs); 0 means the default pools.
 using MempoolId = std::uint64_t;
 
-constexpr std::size_t kMinBlockSize = 512;             // every size is rounded up to this
-constexpr std::size_t kSmallSize = 1 << 20;            // requests <= 1 MiB use the small pool
-constexpr std::size_t kSmallBuffer = 2 << 20;          // small-pool segment size
-constexpr std::size_t kLargeBuffer = 20 << 20;         // segment size for 1..10 MiB requests
-constexpr std::size_t kMinLargeAlloc = 10 << 20;       // from here segments fit the request
-constexpr std::size_t kRoundLarge = 2 << 20;           // large segments are multiples of 2 MiB
+constexpr std::size_t kMinBlockSize = 512;        // every size is rounded up to this
+constexpr std::size_t kSmallSize = 1 << 20;       // requests <= 1 MiB use the small pool
+constexpr std::size_t kSmallBuffer = 2 << 20;     // small-pool segment size
+constexpr std::size_t kLargeBuffer = 20 << 20;    // segment size for 1..10 MiB requests
+constexpr std::size_t kMinLargeAlloc = 10 << 20;  // from here segments fit the request
+constexpr std::size_t kRoundLarge = 2 << 20;      // large segments are multiples of 2 MiB
 
 struct MemInfo {
   std::size_t free = 0;
@@ -231,7 +231,8 @@ class CachingAllocator {
   bool should_split(const Block* block, std::size_t size) const;
   static void update(StatArray& stat, const BlockPool& pool, std::int64_t amount);
   std::map<std::string, std::int64_t> stats_locked() const;
-  template <class F> void for_each_pool(F&& f) const;
+  template <class F>
+  void for_each_pool(F&& f) const;
 
   const int device_;
   RawAllocator& raw_;
@@ -262,7 +263,7 @@ std::string format_memory_summary(const std::map<std::string, std::int64_t>& sta
 // The one-line OutOfMemoryError text; the numbers are what the allocator knows at the failure.
 struct OomReport {
   int device = 0;
-  std::size_t alloc_size = 0;          // the segment size that could not be allocated
+  std::size_t alloc_size = 0;  // the segment size that could not be allocated
   std::size_t device_total = 0;
   std::size_t device_free = 0;
   std::size_t allowed = 0;             // 0 unless a memory fraction is set

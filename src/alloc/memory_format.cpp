@@ -41,10 +41,9 @@ std::string format_oom_message(const OomReport& r) {
        "setting EMBER_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
        "documentation for Memory Management  (docs/allocator.md)";
   // How much of the unallocated cache one request could actually use.
-  const double fragmentation =
-      unallocated == 0 ? 0.0
-                       : 1.0 - static_cast<double>(r.largest_free_block) /
-                                   static_cast<double>(unallocated);
+  const double fragmentation = unallocated == 0 ? 0.0
+                                                : 1.0 - static_cast<double>(r.largest_free_block) /
+                                                            static_cast<double>(unallocated);
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.2f", fragmentation);
   s += ". Largest free cached block: " + format_size(r.largest_free_block) +

@@ -117,8 +117,10 @@ void extent(const Shape& sizes, const Shape& strides, int64_t offset, int64_t& l
   int64_t a = offset, b = offset;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] == 0) return;
-    if (strides[i] >= 0) b += (sizes[i] - 1) * strides[i];
-    else a += (sizes[i] - 1) * strides[i];
+    if (strides[i] >= 0)
+      b += (sizes[i] - 1) * strides[i];
+    else
+      a += (sizes[i] - 1) * strides[i];
   }
   lo = std::min(lo, a);
   hi = std::max(hi, b);
@@ -261,12 +263,13 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
     std::string which;
     const Node* fn = is_output_ ? owner.get() : grad_fn_.get();
     if (fn) which = ", which is output " + std::to_string(output_nr_) + " of " + fn->name();
-    throw Error("[backward] one of the variables needed for gradient computation has been "
-                "modified by an inplace operation: " + describe(data_) + which +
-                ", is at version " + std::to_string(now) + "; expected version " +
-                std::to_string(version_) +
-                " instead. Hint: an op saved this tensor for backward and it was changed in "
-                "place afterwards; clone() it before the in-place op, or use the out-of-place op.");
+    throw Error(
+        "[backward] one of the variables needed for gradient computation has been "
+        "modified by an inplace operation: " +
+        describe(data_) + which + ", is at version " + std::to_string(now) + "; expected version " +
+        std::to_string(version_) +
+        " instead. Hint: an op saved this tensor for backward and it was changed in "
+        "place afterwards; clone() it before the in-place op, or use the out-of-place op.");
   }
   if (is_leaf_ || !requires_grad_ || !is_grad_enabled()) return data_;
   Tensor t = shallow_copy(data_);
@@ -285,12 +288,13 @@ FunctionNode::~FunctionNode() {
 
 TensorList FunctionNode::apply(TensorList&& grads) {
   if (released_) {
-    throw Error("[backward] Trying to backward through the graph a second time (or directly "
-                "access saved tensors after they have already been freed). Saved intermediate "
-                "values of the graph are freed when you call .backward() or autograd::grad(). "
-                "Specify retain_graph=true if you need to backward through the graph a second "
-                "time or if you need to access saved tensors after calling backward. (node " +
-                name() + ")");
+    throw Error(
+        "[backward] Trying to backward through the graph a second time (or directly "
+        "access saved tensors after they have already been freed). Saved intermediate "
+        "values of the graph are freed when you call .backward() or autograd::grad(). "
+        "Specify retain_graph=true if you need to backward through the graph a second "
+        "time or if you need to access saved tensors after calling backward. (node " +
+        name() + ")");
   }
   grads.resize(grad_meta_.size());
   for (size_t i = 0; i < grads.size(); ++i) {
@@ -352,9 +356,8 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
 }
 
 void record_constant(const char* name, const Tensor& input, const Tensor& result) {
-  record(name, {input}, {result}, {}, [](const TensorList& g, const GradContext&) {
-    return TensorList{zeros_like(g[0])};
-  });
+  record(name, {input}, {result}, {},
+         [](const TensorList& g, const GradContext&) { return TensorList{zeros_like(g[0])}; });
 }
 
 // ---- views and in-place -------------------------------------------------------------------------
@@ -437,7 +440,8 @@ void check_inplace(const char* op, const Tensor& self) {
   }
   const TensorImpl& i = self.impl();
   if (i.view_base && !i.view_no_grad && is_leaf_requiring_grad(Tensor(i.view_base))) {
-    throw Error(op_prefix(op) + "a view of a leaf Variable that requires grad is being used in an "
+    throw Error(op_prefix(op) +
+                "a view of a leaf Variable that requires grad is being used in an "
                 "in-place operation.");
   }
 }
@@ -481,7 +485,8 @@ void rebase_history(const Tensor& self, const Tensor& r) {
     return;
   }
   AutogradMeta& m = ensure_meta(self);
-  if (m.retains_grad && m.grad_fn) m.grad_fn->move_retained_grads_to(*re.fn, m.output_nr, re.input_nr);
+  if (m.retains_grad && m.grad_fn)
+    m.grad_fn->move_retained_grads_to(*re.fn, m.output_nr, re.input_nr);
   m.grad_fn = re.fn;
   m.output_nr = re.input_nr;
 }
@@ -498,15 +503,18 @@ Tensor& Tensor::requires_grad_(bool r) {
   AutogradMeta* m = autograd::meta(*this);
   if (m && m->grad_fn) {
     if (!r) {
-      throw Error("[requires_grad_] you can only change requires_grad flags of leaf variables. If "
-                  "you want to use a computed variable in a subgraph that doesn't require "
-                  "differentiation use var_no_grad = var.detach().");
+      throw Error(
+          "[requires_grad_] you can only change requires_grad flags of leaf variables. If "
+          "you want to use a computed variable in a subgraph that doesn't require "
+          "differentiation use var_no_grad = var.detach().");
     }
     return *this;
   }
   if (r && !is_floating_point()) {
-    throw TypeError("[requires_grad_] only Tensors of floating point dtype can require gradients "
-                    "(got " + std::string(dtype_name(dtype())) + ")");
+    throw TypeError(
+        "[requires_grad_] only Tensors of floating point dtype can require gradients "
+        "(got " +
+        std::string(dtype_name(dtype())) + ")");
   }
   if (r || m) autograd::ensure_meta(*this).requires_grad = r;
   return *this;
@@ -619,12 +627,14 @@ void Tensor::remove_hook(size_t handle) const {
 
 size_t Tensor::register_post_accumulate_grad_hook(std::function<void(Tensor&)> hook) const {
   if (!requires_grad()) {
-    throw Error("[register_post_accumulate_grad_hook] cannot register a hook on a tensor that "
-                "doesn't require gradient");
+    throw Error(
+        "[register_post_accumulate_grad_hook] cannot register a hook on a tensor that "
+        "doesn't require gradient");
   }
   if (!is_leaf()) {
-    throw Error("[register_post_accumulate_grad_hook] post accumulate grad hooks cannot be "
-                "registered on non-leaf tensors");
+    throw Error(
+        "[register_post_accumulate_grad_hook] post accumulate grad hooks cannot be "
+        "registered on non-leaf tensors");
   }
   AutogradMeta& m = autograd::ensure_meta(*this);
   m.post_accumulate_hooks.push_back(std::move(hook));

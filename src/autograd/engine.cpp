@@ -26,8 +26,10 @@ bool expandable_to(const Shape& from, const Shape& to) {
 Tensor validate(const Node& producer, size_t index, Tensor g, const GradMeta& want) {
   if (g.sizes() != want.shape) {
     if (!expandable_to(g.sizes(), want.shape)) {
-      throw Error("[backward] Function " + producer.name() + " returned an invalid gradient at "
-                  "index " + std::to_string(index) + " - got " + shape_str(g) +
+      throw Error("[backward] Function " + producer.name() +
+                  " returned an invalid gradient at "
+                  "index " +
+                  std::to_string(index) + " - got " + shape_str(g) +
                   " but expected shape compatible with " + shape_str(want.shape));
     }
     g = sum_to(g, want.shape);
@@ -37,7 +39,9 @@ Tensor validate(const Node& producer, size_t index, Tensor g, const GradMeta& wa
 }
 
 struct ByNewest {
-  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+  bool operator()(const Node* a, const Node* b) const {
+    return a->sequence_nr() < b->sequence_nr();
+  }
 };
 
 // Runs the graph from roots. captures: edges whose incoming gradient is returned instead of
@@ -206,9 +210,8 @@ void backward(const TensorList& tensors, const TensorList& grad_tensors,
   execute(roots, std::move(grads), retain_graph.value_or(create_graph), create_graph, {});
 }
 
-TensorList grad(const TensorList& outputs, const TensorList& inputs,
-                const TensorList& grad_outputs, std::optional<bool> retain_graph,
-                bool create_graph, bool allow_unused) {
+TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
+                std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
   std::vector<Edge> roots;
   TensorList grads;
   prepare_roots("grad", outputs, grad_outputs, roots, grads);
@@ -223,10 +226,13 @@ TensorList grad(const TensorList& outputs, const TensorList& inputs,
       execute(roots, std::move(grads), retain_graph.value_or(create_graph), create_graph, captures);
   for (size_t i = 0; i < result.size(); ++i) {
     if (!result[i].defined() && !allow_unused) {
-      throw Error("[grad] One of the differentiated Tensors appears to not have been used in the "
-                  "graph. Set allow_unused=True if this is the desired behavior.");
+      throw Error(
+          "[grad] One of the differentiated Tensors appears to not have been used in the "
+          "graph. Set allow_unused=True if this is the desired behavior.");
     }
-    if (result[i].defined()) result[i] = validate(*captures[i].fn, i, result[i], captures[i].fn->grad_meta()[captures[i].input_nr]);
+    if (result[i].defined())
+      result[i] = validate(*captures[i].fn, i, result[i],
+                           captures[i].fn->grad_meta()[captures[i].input_nr]);
   }
   return result;
 }

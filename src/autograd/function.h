@@ -54,7 +54,9 @@ class SavedTensor {
   // owner: the node that saved it (the grad_fn of a saved output).
   Tensor unpack(const std::shared_ptr<Node>& owner) const;
   // Moves out the references that keep other nodes alive (for non-recursive graph teardown).
-  void take_grad_fn(std::vector<std::shared_ptr<Node>>& out) { if (grad_fn_) out.push_back(std::move(grad_fn_)); }
+  void take_grad_fn(std::vector<std::shared_ptr<Node>>& out) {
+    if (grad_fn_) out.push_back(std::move(grad_fn_));
+  }
 
  private:
   Tensor data_;  // without autograd metadata, unless it is a leaf
@@ -119,8 +121,8 @@ void rebase_history(const Tensor& self, const Tensor& r);
 // oop(s): the same op out of place, recorded; `s` is self, or a clone of it when saves_self (the
 // formula reads the old value, which the write would destroy).
 template <class Raw, class Oop>
-Tensor& inplace(const char* op, Tensor& self, std::initializer_list<const Tensor*> others, Raw&& raw,
-                Oop&& oop, bool saves_self = false) {
+Tensor& inplace(const char* op, Tensor& self, std::initializer_list<const Tensor*> others,
+                Raw&& raw, Oop&& oop, bool saves_self = false) {
   if (!is_grad_enabled()) {
     raw();
     return self;
@@ -150,7 +152,8 @@ void record_constant(const char* name, const Tensor& input, const Tensor& result
 // Sums g over the dims that broadcasting added or expanded, down to shape.
 Tensor sum_to(const Tensor& g, const Shape& shape);
 // zeros(shape) with region(z) = g: the backward of views that select a region.
-Tensor embed(const Tensor& g, const Shape& shape, const std::function<Tensor(const Tensor&)>& region);
+Tensor embed(const Tensor& g, const Shape& shape,
+             const std::function<Tensor(const Tensor&)>& region);
 // The backward of a strided view (sizes, strides, offset) of a tensor with geometry base_*
 // over the same storage (offsets and strides in storage elements).
 Tensor as_strided_backward(const Tensor& g, const Shape& base_sizes, const Shape& base_strides,

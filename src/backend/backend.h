@@ -8,8 +8,8 @@
 
 #include "ember/ops.h"
 #include "kernels/elementwise_ops.h"
-#include "kernels/window.h"
 #include "kernels/optim_ops.h"
+#include "kernels/window.h"
 
 namespace ember {
 
@@ -154,13 +154,9 @@ class Backend {
   // ---- convolution and pooling: contiguous (planes, H, W) images, floating dtypes ---------------
   // col (planes, kh*kw, out_h*out_w) = the input element under each tap of each window, 0 in the
   // padding (im2col copies any dtype).
-  virtual void im2col(const Tensor& col, const Tensor& in, const Window2d& g) {
-    missing("im2col");
-  }
+  virtual void im2col(const Tensor& col, const Tensor& in, const Window2d& g) { missing("im2col"); }
   // in (planes, H, W) = the sum of the col entries im2col takes from each element (its adjoint).
-  virtual void col2im(const Tensor& in, const Tensor& col, const Window2d& g) {
-    missing("col2im");
-  }
+  virtual void col2im(const Tensor& in, const Tensor& col, const Window2d& g) { missing("col2im"); }
   // out (planes, out_h, out_w) = window maxima (NaN wins), indices = their h * W + w (int64).
   virtual void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& in,
                           const Window2d& g) {
@@ -257,7 +253,7 @@ class Backend {
     missing("bernoulli");
   }
 
-  // ---- optimizer updates (kernels/optim_ops.h) ---------------------------------------------------
+  // ---- optimizer updates (kernels/optim_ops.h) --------------------------------------------------
   // Updates every parameter of one device and dtype in one fused pass. slots[k][i] is operand k
   // of parameter i (param, grad, then the op's state tensors; undefined where the op has none),
   // all contiguous with the parameter's numel; scalars[i] holds parameter i's step values.

@@ -74,9 +74,12 @@ struct DimSplit {
 inline DimSplit split_at_dim(const Shape& sizes, int64_t dim) {
   DimSplit s;
   for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
-    if (d < dim) s.outer *= sizes[d];
-    else if (d == dim) s.n = sizes[d];
-    else s.inner *= sizes[d];
+    if (d < dim)
+      s.outer *= sizes[d];
+    else if (d == dim)
+      s.n = sizes[d];
+    else
+      s.inner *= sizes[d];
   }
   return s;
 }

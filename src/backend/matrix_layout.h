@@ -21,7 +21,11 @@ struct Mat {
 };
 
 inline Mat mat_of(const Tensor& t) {
-  return {static_cast<char*>(t.data_ptr()), t.stride(0), t.stride(1), t.stride(2), t.size(1),
+  return {static_cast<char*>(t.data_ptr()),
+          t.stride(0),
+          t.stride(1),
+          t.stride(2),
+          t.size(1),
           t.size(2)};
 }
 

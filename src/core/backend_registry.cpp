@@ -10,7 +10,7 @@ namespace ember {
 namespace {
 std::atomic<Backend*> g_cuda_backend{nullptr};
 std::atomic<int> g_device_poison{-1};  // byte fresh device allocations are filled with, or -1
-}
+}  // namespace
 
 // The library variant's own CUDA backend, or null without one. Referencing it here keeps its
 // object file (and the backend's static registration) in programs linked to a static ember.

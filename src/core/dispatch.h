@@ -1,4 +1,5 @@
-// Run-time dtype dispatch: visit_dtype(dtype, [&](auto tag) { using T = typename decltype(tag)::type; }).
+// Run-time dtype dispatch: visit_dtype(dtype, [&](auto tag) { using T = typename
+// decltype(tag)::type; }).
 #pragma once
 
 #include <string>
@@ -39,15 +40,24 @@ inline constexpr bool is_float_type_v =
 template <class Fn>
 decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case kBool: return fn(TypeTag<bool>{});
-    case kUInt8: return fn(TypeTag<uint8_t>{});
-    case kInt8: return fn(TypeTag<int8_t>{});
-    case kInt32: return fn(TypeTag<int32_t>{});
-    case kInt64: return fn(TypeTag<int64_t>{});
-    case kFloat16: return fn(TypeTag<Half>{});
-    case kBFloat16: return fn(TypeTag<BFloat16>{});
-    case kFloat32: return fn(TypeTag<float>{});
-    case kFloat64: return fn(TypeTag<double>{});
+    case kBool:
+      return fn(TypeTag<bool>{});
+    case kUInt8:
+      return fn(TypeTag<uint8_t>{});
+    case kInt8:
+      return fn(TypeTag<int8_t>{});
+    case kInt32:
+      return fn(TypeTag<int32_t>{});
+    case kInt64:
+      return fn(TypeTag<int64_t>{});
+    case kFloat16:
+      return fn(TypeTag<Half>{});
+    case kBFloat16:
+      return fn(TypeTag<BFloat16>{});
+    case kFloat32:
+      return fn(TypeTag<float>{});
+    case kFloat64:
+      return fn(TypeTag<double>{});
   }
   throw Error("[dispatch] unknown dtype");
 }
@@ -56,10 +66,14 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
 template <class Fn>
 decltype(auto) visit_float_dtype(DType dtype, const char* op, Fn&& fn) {
   switch (dtype) {
-    case kFloat16: return fn(TypeTag<Half>{});
-    case kBFloat16: return fn(TypeTag<BFloat16>{});
-    case kFloat32: return fn(TypeTag<float>{});
-    case kFloat64: return fn(TypeTag<double>{});
+    case kFloat16:
+      return fn(TypeTag<Half>{});
+    case kBFloat16:
+      return fn(TypeTag<BFloat16>{});
+    case kFloat32:
+      return fn(TypeTag<float>{});
+    case kFloat64:
+      return fn(TypeTag<double>{});
     default:
       throw TypeError(std::string("[") + op + "] not implemented for dtype " +
                       std::string(dtype_name(dtype)));

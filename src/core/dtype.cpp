@@ -67,9 +67,12 @@ std::ostream& operator<<(std::ostream& os, DType t) { return os << dtype_name(t)
 
 DType Scalar::dtype() const {
   switch (kind_) {
-    case Kind::Bool: return kBool;
-    case Kind::Int: return kInt64;
-    default: return default_dtype();
+    case Kind::Bool:
+      return kBool;
+    case Kind::Int:
+      return kInt64;
+    default:
+      return default_dtype();
   }
 }
 

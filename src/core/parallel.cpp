@@ -138,7 +138,7 @@ void parallel_for(int64_t n, int64_t grain, RangeFnRef fn) {
   int64_t chunk = std::max<int64_t>(grain, (n + use * 4 - 1) / (use * 4));
   ThreadPool& p = pool();
   p.resize(threads - 1);  // no-op unless set_num_threads changed
-  p.run(n, chunk, fn);  // a RangeFnRef fits std::function's small buffer: no allocation
+  p.run(n, chunk, fn);    // a RangeFnRef fits std::function's small buffer: no allocation
 }
 
 }  // namespace ember

@@ -50,7 +50,7 @@ std::string get_float32_matmul_precision() {
 
 }  // namespace ember
 
-// ---- cuDNN ----------------------------------------------------------------------------------------
+// ---- cuDNN --------------------------------------------------------------------------------------
 
 namespace ember::backends::cudnn {
 
@@ -90,7 +90,7 @@ FlagsGuard::~FlagsGuard() {
 
 }  // namespace ember::backends::cudnn
 
-// ---- oneDNN (torch.backends.mkldnn) -----------------------------------------------------------------
+// ---- oneDNN (torch.backends.mkldnn) -------------------------------------------------------------
 
 namespace ember::backends::mkldnn {
 

@@ -25,9 +25,7 @@ void Tensor::throw_undefined() {
   throw Error("[Tensor] the tensor is undefined (default-constructed)");
 }
 
-int64_t Tensor::size(int64_t dim) const {
-  return impl().sizes[wrap_dim("size", dim, this->dim())];
-}
+int64_t Tensor::size(int64_t dim) const { return impl().sizes[wrap_dim("size", dim, this->dim())]; }
 
 int64_t Tensor::stride(int64_t dim) const {
   return impl().strides[wrap_dim("stride", dim, this->dim())];
@@ -71,8 +69,8 @@ Scalar Tensor::item() const {
   return Scalar(item<double>());
 }
 
-#define EMBER_INSTANTIATE(T)                          \
-  template T* Tensor::data_ptr<T>() const;            \
+#define EMBER_INSTANTIATE(T)                            \
+  template T* Tensor::data_ptr<T>() const;              \
   template std::vector<T> Tensor::to_vector<T>() const; \
   template T Tensor::item<T>() const;
 EMBER_INSTANTIATE(bool)

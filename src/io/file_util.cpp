@@ -142,8 +142,9 @@ void InputFile::read_at(void* out, size_t size, uint64_t offset) const {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       throw Error("[" + std::string(op_) + "] '" + path_ + "': read failed at byte " +
-                  std::to_string(offset) + (n < 0 ? std::string(": ") + std::strerror(errno)
-                                                  : std::string(": unexpected end of file")));
+                  std::to_string(offset) +
+                  (n < 0 ? std::string(": ") + std::strerror(errno)
+                         : std::string(": unexpected end of file")));
     }
     p += n;
     size -= static_cast<size_t>(n);

@@ -1,5 +1,6 @@
 // POSIX file helpers for the io writers and readers: an atomically replaced output file and a
-// read-only input file with exact-size reads. Errors are ember::Error starting with "[op] 'path': ".
+// read-only input file with exact-size reads. Errors are ember::Error starting with "[op] 'path':
+// ".
 #pragma once
 
 #include <cstddef>

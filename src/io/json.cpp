@@ -27,7 +27,8 @@ class Parser {
   bool at_end() const { return pos_ >= s_.size(); }
   char peek() const { return at_end() ? '\0' : s_[pos_]; }
   void skip_ws() {
-    while (!at_end() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) {
+    while (!at_end() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -44,15 +45,28 @@ class Parser {
     if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth));
     Value v;
     switch (peek()) {
-      case '{': object(v, depth); break;
-      case '[': array(v, depth); break;
+      case '{':
+        object(v, depth);
+        break;
+      case '[':
+        array(v, depth);
+        break;
       case '"':
         v.kind = Value::Kind::String;
         v.text = string();
         break;
-      case 't': literal("true"); v.kind = Value::Kind::Bool; v.boolean = true; break;
-      case 'f': literal("false"); v.kind = Value::Kind::Bool; break;
-      case 'n': literal("null"); break;
+      case 't':
+        literal("true");
+        v.kind = Value::Kind::Bool;
+        v.boolean = true;
+        break;
+      case 'f':
+        literal("false");
+        v.kind = Value::Kind::Bool;
+        break;
+      case 'n':
+        literal("null");
+        break;
       default:
         if (peek() == '-' || (peek() >= '0' && peek() <= '9')) {
           v.kind = Value::Kind::Number;
@@ -154,10 +168,14 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       const char c = s_[pos_++];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
-      else fail("invalid \\u escape");
+      if (c >= '0' && c <= '9')
+        v |= static_cast<uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= static_cast<uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= static_cast<uint32_t>(c - 'A' + 10);
+      else
+        fail("invalid \\u escape");
     }
     return v;
   }
@@ -185,10 +203,17 @@ class Parser {
     const auto b0 = static_cast<unsigned char>(s_[pos_]);
     int len = 0;
     uint32_t min = 0;
-    if (b0 >= 0xC2 && b0 <= 0xDF) { len = 2; min = 0x80; }
-    else if (b0 >= 0xE0 && b0 <= 0xEF) { len = 3; min = 0x800; }
-    else if (b0 >= 0xF0 && b0 <= 0xF4) { len = 4; min = 0x10000; }
-    else fail("invalid UTF-8");
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      len = 2;
+      min = 0x80;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+      len = 3;
+      min = 0x800;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+      len = 4;
+      min = 0x10000;
+    } else
+      fail("invalid UTF-8");
     if (pos_ + static_cast<size_t>(len) > s_.size()) fail("truncated UTF-8 sequence");
     uint32_t cp = b0 & (0x7F >> len);
     for (int i = 1; i < len; ++i) {
@@ -224,14 +249,30 @@ class Parser {
       if (at_end()) fail("unterminated string");
       const char e = s_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           uint32_t cp = hex4();
           if (cp >= 0xD800 && cp <= 0xDBFF) {
@@ -285,13 +326,27 @@ void append_string(std::string& out, std::string_view s) {
   out += '"';
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += "\\u00";
@@ -307,12 +362,18 @@ void append_string(std::string& out, std::string_view s) {
 
 const char* kind_name(Value::Kind k) {
   switch (k) {
-    case Value::Kind::Null: return "null";
-    case Value::Kind::Bool: return "a boolean";
-    case Value::Kind::Number: return "a number";
-    case Value::Kind::String: return "a string";
-    case Value::Kind::Array: return "an array";
-    case Value::Kind::Object: return "an object";
+    case Value::Kind::Null:
+      return "null";
+    case Value::Kind::Bool:
+      return "a boolean";
+    case Value::Kind::Number:
+      return "a number";
+    case Value::Kind::String:
+      return "a string";
+    case Value::Kind::Array:
+      return "an array";
+    case Value::Kind::Object:
+      return "an object";
   }
   return "?";
 }

@@ -28,14 +28,14 @@ struct DTypeName {
 // Ranks follow the relative order of safetensors' Dtype enum:
 // BOOL < U8 < I8 < (F8, I16, U16) < F16 < BF16 < I32 < U32 < F32 < F64 < I64 < U64.
 constexpr DTypeName kDTypes[] = {
-    {kBool, "BOOL", 0},    {kUInt8, "U8", 1},      {kInt8, "I8", 2},
-    {kFloat16, "F16", 3},  {kBFloat16, "BF16", 4}, {kInt32, "I32", 5},
-    {kFloat32, "F32", 6},  {kFloat64, "F64", 7},   {kInt64, "I64", 8},
+    {kBool, "BOOL", 0},   {kUInt8, "U8", 1},      {kInt8, "I8", 2},
+    {kFloat16, "F16", 3}, {kBFloat16, "BF16", 4}, {kInt32, "I32", 5},
+    {kFloat32, "F32", 6}, {kFloat64, "F64", 7},   {kInt64, "I64", 8},
 };
 
 // Dtypes of the format that ember has no equivalent for.
-constexpr const char* kForeignDTypes[] = {"I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3",
-                                          "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
+constexpr const char* kForeignDTypes[] = {
+    "I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
 
 const DTypeName& info(DType t) {
   for (const DTypeName& d : kDTypes) {
@@ -80,16 +80,19 @@ Header read_header(const InputFile& file, const char* op) {
   } catch (const std::invalid_argument& e) {
     fail(std::string("invalid JSON header: ") + e.what() + " of the header");
   }
-  if (!root.is_object()) fail("header is " + std::string(json::kind_name(root.kind)) + ", not an object");
+  if (!root.is_object())
+    fail("header is " + std::string(json::kind_name(root.kind)) + ", not an object");
 
   Header h;
   h.data_start = 8 + n;
   for (const auto& [name, v] : root.object) {
     if (name == "__metadata__") {
-      if (!v.is_object()) fail("__metadata__ is " + std::string(json::kind_name(v.kind)) + ", not an object");
+      if (!v.is_object())
+        fail("__metadata__ is " + std::string(json::kind_name(v.kind)) + ", not an object");
       for (const auto& [k, s] : v.object) {
         if (!s.is_string()) {
-          fail("__metadata__ value of '" + k + "' is " + json::kind_name(s.kind) + ", not a string");
+          fail("__metadata__ value of '" + k + "' is " + json::kind_name(s.kind) +
+               ", not a string");
         }
         h.metadata.emplace(k, s.text);
       }
@@ -101,10 +104,14 @@ Header read_header(const InputFile& file, const char* op) {
     e.name = name;
     const json::Value *dt = nullptr, *shape = nullptr, *offsets = nullptr;
     for (const auto& [k, f] : v.object) {
-      if (k == "dtype") dt = &f;
-      else if (k == "shape") shape = &f;
-      else if (k == "data_offsets") offsets = &f;
-      else fail(t + " has unknown field '" + k + "'");
+      if (k == "dtype")
+        dt = &f;
+      else if (k == "shape")
+        shape = &f;
+      else if (k == "data_offsets")
+        offsets = &f;
+      else
+        fail(t + " has unknown field '" + k + "'");
     }
     if (!dt || !shape || !offsets) {
       fail(t + " lacks '" + std::string(!dt ? "dtype" : !shape ? "shape" : "data_offsets") + "'");
@@ -123,7 +130,8 @@ Header read_header(const InputFile& file, const char* op) {
       }
       fail(t + " has unknown dtype '" + dt->text + "'");
     }
-    if (!shape->is_array()) fail(t + ": shape is " + json::kind_name(shape->kind) + ", not an array");
+    if (!shape->is_array())
+      fail(t + ": shape is " + json::kind_name(shape->kind) + ", not an array");
     uint64_t numel = 1;
     bool overflow = false;
     for (const json::Value& d : shape->array) {
@@ -149,8 +157,8 @@ Header read_header(const InputFile& file, const char* op) {
     overflow = overflow || (numel != 0 && numel > UINT64_MAX / es);
     if (overflow || numel * es != e.end - e.begin) {
       fail(t + ": shape " + shape_str(e.shape) + " of " + dt->text + " needs " +
-           (overflow ? std::string("more than 2^64") : std::to_string(numel * es)) +
-           " bytes but " + range + " hold " + std::to_string(e.end - e.begin));
+           (overflow ? std::string("more than 2^64") : std::to_string(numel * es)) + " bytes but " +
+           range + " hold " + std::to_string(e.end - e.begin));
     }
     h.entries.push_back(std::move(e));
   }
@@ -168,8 +176,8 @@ Header read_header(const InputFile& file, const char* op) {
     const Entry& e = h.entries[i];
     if (e.begin < covered) {
       fail("tensors '" + prev->name + "' [" + std::to_string(prev->begin) + ", " +
-           std::to_string(prev->end) + "] and '" + e.name + "' [" + std::to_string(e.begin) +
-           ", " + std::to_string(e.end) + "] overlap");
+           std::to_string(prev->end) + "] and '" + e.name + "' [" + std::to_string(e.begin) + ", " +
+           std::to_string(e.end) + "] overlap");
     }
     if (e.begin > covered) {
       fail("bytes [" + std::to_string(covered) + ", " + std::to_string(e.begin) +
@@ -184,8 +192,9 @@ Header read_header(const InputFile& file, const char* op) {
          std::to_string(size));
   }
   if (covered < data_size) {
-    fail(std::to_string(data_size - covered) + " bytes after the last tensor's data (tensors cover " +
-         std::to_string(covered) + " of " + std::to_string(data_size) + " data bytes)");
+    fail(std::to_string(data_size - covered) +
+         " bytes after the last tensor's data (tensors cover " + std::to_string(covered) + " of " +
+         std::to_string(data_size) + " data bytes)");
   }
   return h;
 }
@@ -197,7 +206,8 @@ std::vector<HostTensor> to_host(const OrderedDict<std::string, Tensor>& tensors,
     if (name == "__metadata__") {
       throw ValueError("[" + std::string(op) + "] '__metadata__' cannot name a tensor");
     }
-    if (!t.defined()) throw ValueError("[" + std::string(op) + "] tensor '" + name + "' is undefined");
+    if (!t.defined())
+      throw ValueError("[" + std::string(op) + "] tensor '" + name + "' is undefined");
     Tensor h = t.detach().contiguous();
     if (!h.is_cpu()) h = h.cpu();
     out.push_back({name, h});
@@ -243,7 +253,8 @@ std::string make_header(const std::vector<HostTensor>& tensors,
   j.append((8 - j.size() % 8) % 8, ' ');
   std::string out(8, '\0');
   uint64_t n = j.size();
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
   return out + j;
 }
 

@@ -21,7 +21,7 @@ struct Entry {
 };
 
 struct Header {
-  std::vector<Entry> entries;  // in the order the header lists them
+  std::vector<Entry> entries;      // in the order the header lists them
   std::vector<size_t> data_order;  // indices into entries by ascending offset
   std::map<std::string, std::string> metadata;
   uint64_t data_start = 0;  // 8 + header length

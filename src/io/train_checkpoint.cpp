@@ -1,5 +1,3 @@
-#include "ember/io/checkpoint.h"
-
 #include <zlib.h>
 
 #include <cerrno>
@@ -8,6 +6,7 @@
 #include <cstring>
 
 #include "ember/cuda.h"
+#include "ember/io/checkpoint.h"
 #include "ember/ops.h"
 #include "ember/random.h"
 #include "io/safetensors_format.h"
@@ -92,7 +91,8 @@ void Checkpoint::set_double(const std::string& key, double value) {
 
 int64_t Checkpoint::get_int(const std::string& key) const {
   auto it = metadata.find(key);
-  if (it == metadata.end()) throw CheckpointError("[Checkpoint::get_int] no metadata key '" + key + "'");
+  if (it == metadata.end())
+    throw CheckpointError("[Checkpoint::get_int] no metadata key '" + key + "'");
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(it->second.c_str(), &end, 10);
@@ -105,7 +105,8 @@ int64_t Checkpoint::get_int(const std::string& key) const {
 
 double Checkpoint::get_double(const std::string& key) const {
   auto it = metadata.find(key);
-  if (it == metadata.end()) throw CheckpointError("[Checkpoint::get_double] no metadata key '" + key + "'");
+  if (it == metadata.end())
+    throw CheckpointError("[Checkpoint::get_double] no metadata key '" + key + "'");
   char* end = nullptr;
   const double v = std::strtod(it->second.c_str(), &end);
   if (it->second.empty() || *end != '\0') {
@@ -165,7 +166,8 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   }
   Crc crc;
   crc.metadata(h.metadata);
-  for (size_t i : h.data_order) crc.describe(h.entries[i].name, h.entries[i].dtype, h.entries[i].shape);
+  for (size_t i : h.data_order)
+    crc.describe(h.entries[i].name, h.entries[i].dtype, h.entries[i].shape);
   for (size_t i : h.data_order) crc.bytes(data[i].data_ptr(), data[i].nbytes());
   if (crc.hex() != stored->second) {
     fail(path, "checksum mismatch: stored " + stored->second + ", contents give " + crc.hex() +
@@ -200,7 +202,8 @@ void restore_rng_state(const OrderedDict<std::string, Tensor>& state) {
   const int devices = cuda::device_count();
   for (const auto& [name, t] : state) {
     if (!t.defined() || t.dtype() != kInt64 || t.dim() != 1 || t.numel() != 2) {
-      throw ValueError("[restore_rng_state] '" + name + "' must be an int64 tensor of 2 elements "
+      throw ValueError("[restore_rng_state] '" + name +
+                       "' must be an int64 tensor of 2 elements "
                        "{seed, offset}");
     }
     Device d(kCPU);

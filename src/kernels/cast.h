@@ -23,8 +23,10 @@ EMBER_HD inline To cast(From x) {
     // Out-of-range floats are undefined behaviour in C++; go through int64 with NaN -> 0 and
     // saturation at the int64 range, then wrap to the narrower type.
     if (x != x) return To(0);
-    if (x >= From(9.2233720368547758e18)) return static_cast<To>(std::numeric_limits<int64_t>::max());
-    if (x <= From(-9.2233720368547758e18)) return static_cast<To>(std::numeric_limits<int64_t>::min());
+    if (x >= From(9.2233720368547758e18))
+      return static_cast<To>(std::numeric_limits<int64_t>::max());
+    if (x <= From(-9.2233720368547758e18))
+      return static_cast<To>(std::numeric_limits<int64_t>::min());
     return static_cast<To>(static_cast<int64_t>(x));
   } else {
     return static_cast<To>(x);

@@ -12,15 +12,72 @@
 namespace ember {
 
 enum class UnaryOp : uint8_t {
-  Neg, Abs, Sign, Exp, Exp2, Log, Log2, Log1p, Expm1, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan,
-  Tanh, Sigmoid, Erf, Relu, Gelu, GeluTanh, Silu, Softplus, Elu, LeakyRelu, Floor, Ceil, Round,
-  Trunc, LogicalNot, BitwiseNot, IsNan, IsInf, IsFinite, Clamp, PowScalar,
+  Neg,
+  Abs,
+  Sign,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Log1p,
+  Expm1,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Relu,
+  Gelu,
+  GeluTanh,
+  Silu,
+  Softplus,
+  Elu,
+  LeakyRelu,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  LogicalNot,
+  BitwiseNot,
+  IsNan,
+  IsInf,
+  IsFinite,
+  Clamp,
+  PowScalar,
 };
 
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, DivTrunc, DivFloor, Pow, Maximum, Minimum, Fmod, Remainder, Atan2,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  DivTrunc,
+  DivFloor,
+  Pow,
+  Maximum,
+  Minimum,
+  Fmod,
+  Remainder,
+  Atan2,
   ReluBackward,  // (grad, result) -> grad where result > 0, else 0: ReLU's derivative in one pass
-  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor, BitAnd, BitOr, BitXor, Shl, Shr,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr,
 };
 
 enum class TernaryOp : uint8_t { Where, Lerp, Addcmul, Addcdiv, Clamp };
@@ -61,9 +118,9 @@ inline constexpr bool binary_supports =
                                   : true);
 
 template <TernaryOp Op, class T>
-inline constexpr bool ternary_supports = Op == TernaryOp::Addcdiv || Op == TernaryOp::Lerp
-                                             ? std::is_floating_point_v<T>
-                                             : Op != TernaryOp::Where;
+inline constexpr bool ternary_supports =
+    Op == TernaryOp::Addcdiv || Op == TernaryOp::Lerp ? std::is_floating_point_v<T>
+                                                      : Op != TernaryOp::Where;
 
 namespace ew {
 
@@ -104,16 +161,24 @@ template <UnaryOp Op, class T>
 EMBER_HD inline auto unary(T x, const ElementwiseParams& p) {
   constexpr bool fp = is_fp<T>;
   if constexpr (Op == UnaryOp::Neg) {
-    if constexpr (std::is_unsigned_v<T>) return static_cast<T>(T(0) - x);
-    else return static_cast<T>(-x);
+    if constexpr (std::is_unsigned_v<T>)
+      return static_cast<T>(T(0) - x);
+    else
+      return static_cast<T>(-x);
   } else if constexpr (Op == UnaryOp::Abs) {
-    if constexpr (fp) return std::fabs(x);
-    else if constexpr (std::is_unsigned_v<T>) return x;
-    else return static_cast<T>(x < 0 ? -x : x);
+    if constexpr (fp)
+      return std::fabs(x);
+    else if constexpr (std::is_unsigned_v<T>)
+      return x;
+    else
+      return static_cast<T>(x < 0 ? -x : x);
   } else if constexpr (Op == UnaryOp::Sign) {
-    if constexpr (std::is_same_v<T, bool>) return x;
-    else if constexpr (fp) return x > T(0) ? T(1) : (x < T(0) ? T(-1) : (x == T(0) ? T(0) : x));
-    else return static_cast<T>((T(0) < x) - (x < T(0)));
+    if constexpr (std::is_same_v<T, bool>)
+      return x;
+    else if constexpr (fp)
+      return x > T(0) ? T(1) : (x < T(0) ? T(-1) : (x == T(0) ? T(0) : x));
+    else
+      return static_cast<T>((T(0) < x) - (x < T(0)));
   } else if constexpr (Op == UnaryOp::Exp) {
     return std::exp(x);
   } else if constexpr (Op == UnaryOp::Exp2) {
@@ -145,8 +210,10 @@ EMBER_HD inline auto unary(T x, const ElementwiseParams& p) {
   } else if constexpr (Op == UnaryOp::Erf) {
     return std::erf(x);
   } else if constexpr (Op == UnaryOp::Relu) {
-    if constexpr (fp) return x > T(0) ? x : (x == x ? T(0) : x);  // NaN propagates
-    else return x > T(0) ? x : T(0);
+    if constexpr (fp)
+      return x > T(0) ? x : (x == x ? T(0) : x);  // NaN propagates
+    else
+      return x > T(0) ? x : T(0);
   } else if constexpr (Op == UnaryOp::Gelu) {
     return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
   } else if constexpr (Op == UnaryOp::GeluTanh) {
@@ -162,32 +229,49 @@ EMBER_HD inline auto unary(T x, const ElementwiseParams& p) {
   } else if constexpr (Op == UnaryOp::LeakyRelu) {
     return x > T(0) ? x : x * T(p.a);
   } else if constexpr (Op == UnaryOp::Floor) {
-    if constexpr (fp) return std::floor(x);
-    else return x;
+    if constexpr (fp)
+      return std::floor(x);
+    else
+      return x;
   } else if constexpr (Op == UnaryOp::Ceil) {
-    if constexpr (fp) return std::ceil(x);
-    else return x;
+    if constexpr (fp)
+      return std::ceil(x);
+    else
+      return x;
   } else if constexpr (Op == UnaryOp::Round) {
-    if constexpr (fp) return std::nearbyint(x);  // half to even under the default rounding mode
-    else return x;
+    if constexpr (fp)
+      return std::nearbyint(x);  // half to even under the default rounding mode
+    else
+      return x;
   } else if constexpr (Op == UnaryOp::Trunc) {
-    if constexpr (fp) return std::trunc(x);
-    else return x;
+    if constexpr (fp)
+      return std::trunc(x);
+    else
+      return x;
   } else if constexpr (Op == UnaryOp::LogicalNot) {
     return !static_cast<bool>(x);
   } else if constexpr (Op == UnaryOp::BitwiseNot) {
-    if constexpr (std::is_same_v<T, bool>) return !x;
-    else if constexpr (!fp) return static_cast<T>(~x);
-    else return x;  // unreachable: the op layer rejects floats
+    if constexpr (std::is_same_v<T, bool>)
+      return !x;
+    else if constexpr (!fp)
+      return static_cast<T>(~x);
+    else
+      return x;  // unreachable: the op layer rejects floats
   } else if constexpr (Op == UnaryOp::IsNan) {
-    if constexpr (fp) return x != x;
-    else return false;
+    if constexpr (fp)
+      return x != x;
+    else
+      return false;
   } else if constexpr (Op == UnaryOp::IsInf) {
-    if constexpr (fp) return std::isinf(x);
-    else return false;
+    if constexpr (fp)
+      return std::isinf(x);
+    else
+      return false;
   } else if constexpr (Op == UnaryOp::IsFinite) {
-    if constexpr (fp) return std::isfinite(x);
-    else return true;
+    if constexpr (fp)
+      return std::isfinite(x);
+    else
+      return true;
   } else if constexpr (Op == UnaryOp::Clamp) {
     if constexpr (fp) {
       if (x != x) return x;
@@ -224,18 +308,24 @@ template <BinaryOp Op, class T>
 EMBER_HD inline auto binary(T a, T b, const ElementwiseParams& p) {
   constexpr bool fp = is_fp<T>;
   if constexpr (Op == BinaryOp::Add) {
-    if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a || b);
-    else return static_cast<T>(a + static_cast<T>(p.a) * b);
+    if constexpr (std::is_same_v<T, bool>)
+      return static_cast<bool>(a || b);
+    else
+      return static_cast<T>(a + static_cast<T>(p.a) * b);
   } else if constexpr (Op == BinaryOp::Sub) {
     return static_cast<T>(a - static_cast<T>(p.a) * b);
   } else if constexpr (Op == BinaryOp::Mul) {
-    if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a && b);
-    else return static_cast<T>(a * b);
+    if constexpr (std::is_same_v<T, bool>)
+      return static_cast<bool>(a && b);
+    else
+      return static_cast<T>(a * b);
   } else if constexpr (Op == BinaryOp::Div) {
     return a / b;  // floats only: integers are promoted by the op layer
   } else if constexpr (Op == BinaryOp::DivTrunc) {
-    if constexpr (fp) return std::trunc(a / b);
-    else return int_div_trunc(a, b);
+    if constexpr (fp)
+      return std::trunc(a / b);
+    else
+      return int_div_trunc(a, b);
   } else if constexpr (Op == BinaryOp::DivFloor) {
     if constexpr (fp) {
       if (b == T(0)) return a / b;
@@ -282,8 +372,10 @@ EMBER_HD inline auto binary(T a, T b, const ElementwiseParams& p) {
     }
     return a < b ? a : b;
   } else if constexpr (Op == BinaryOp::Fmod) {
-    if constexpr (fp) return std::fmod(a, b);
-    else return int_mod(a, b);
+    if constexpr (fp)
+      return std::fmod(a, b);
+    else
+      return int_mod(a, b);
   } else if constexpr (Op == BinaryOp::Remainder) {
     if constexpr (fp) {
       T m = std::fmod(a, b);
@@ -374,10 +466,12 @@ EMBER_HD inline T where(bool c, T a, T b) {
 
 // visit_*(op, fn): calls fn(std::integral_constant<Op, op>{}) so backends get a compile-time op.
 #define EMBER_OP_CASE(Enum, Name) \
-  case Enum::Name: return fn(std::integral_constant<Enum, Enum::Name>{});
+  case Enum::Name:                \
+    return fn(std::integral_constant<Enum, Enum::Name>{});
 
 template <class Fn>
 decltype(auto) visit_unary(UnaryOp op, Fn&& fn) {
+  // clang-format off
   switch (op) {
     EMBER_OP_CASE(UnaryOp, Neg) EMBER_OP_CASE(UnaryOp, Abs) EMBER_OP_CASE(UnaryOp, Sign)
     EMBER_OP_CASE(UnaryOp, Exp) EMBER_OP_CASE(UnaryOp, Exp2) EMBER_OP_CASE(UnaryOp, Log)
@@ -393,11 +487,13 @@ decltype(auto) visit_unary(UnaryOp op, Fn&& fn) {
     EMBER_OP_CASE(UnaryOp, IsNan) EMBER_OP_CASE(UnaryOp, IsInf) EMBER_OP_CASE(UnaryOp, IsFinite)
     EMBER_OP_CASE(UnaryOp, Clamp) EMBER_OP_CASE(UnaryOp, PowScalar)
   }
+  // clang-format on
   return fn(std::integral_constant<UnaryOp, UnaryOp::Neg>{});
 }
 
 template <class Fn>
 decltype(auto) visit_binary(BinaryOp op, Fn&& fn) {
+  // clang-format off
   switch (op) {
     EMBER_OP_CASE(BinaryOp, Add) EMBER_OP_CASE(BinaryOp, Sub) EMBER_OP_CASE(BinaryOp, Mul)
     EMBER_OP_CASE(BinaryOp, Div) EMBER_OP_CASE(BinaryOp, DivTrunc)
@@ -412,16 +508,19 @@ decltype(auto) visit_binary(BinaryOp op, Fn&& fn) {
     EMBER_OP_CASE(BinaryOp, BitAnd) EMBER_OP_CASE(BinaryOp, BitOr)
     EMBER_OP_CASE(BinaryOp, BitXor) EMBER_OP_CASE(BinaryOp, Shl) EMBER_OP_CASE(BinaryOp, Shr)
   }
+  // clang-format on
   return fn(std::integral_constant<BinaryOp, BinaryOp::Add>{});
 }
 
 template <class Fn>
 decltype(auto) visit_ternary(TernaryOp op, Fn&& fn) {
+  // clang-format off
   switch (op) {
     EMBER_OP_CASE(TernaryOp, Where) EMBER_OP_CASE(TernaryOp, Lerp)
     EMBER_OP_CASE(TernaryOp, Addcmul) EMBER_OP_CASE(TernaryOp, Addcdiv)
     EMBER_OP_CASE(TernaryOp, Clamp)
   }
+  // clang-format on
   return fn(std::integral_constant<TernaryOp, TernaryOp::Where>{});
 }
 

@@ -27,15 +27,15 @@ struct OptimHyper {
   double eps = 0.0;        // Adam, RMSprop, Adagrad
   bool nesterov = false;   // SGD
   bool maximize = false;
-  bool amsgrad = false;    // Adam
+  bool amsgrad = false;                 // Adam
   bool decoupled_weight_decay = false;  // AdamW
-  bool centered = false;   // RMSprop
+  bool centered = false;                // RMSprop
 };
 
 // Per-tensor values derived from its step count on the host.
 struct OptimTensorScalars {
-  double a = 0.0;  // Adam: lr / bias_correction1; Adagrad: lr / (1 + (step - 1) * lr_decay)
-  double b = 1.0;  // Adam: sqrt(bias_correction2)
+  double a = 0.0;      // Adam: lr / bias_correction1; Adagrad: lr / (1 + (step - 1) * lr_decay)
+  double b = 1.0;      // Adam: sqrt(bias_correction2)
   bool first = false;  // SGD: the momentum buffer starts as the gradient
 };
 
@@ -67,7 +67,10 @@ struct SgdStep {
   C lr, wd, momentum, damp_keep;
   unsigned flags;
   EMBER_HD SgdStep(const OptimHyper& h, const OptimTensorScalars& t)
-      : lr(C(h.lr)), wd(C(h.weight_decay)), momentum(C(h.momentum)), damp_keep(C(1.0 - h.dampening)),
+      : lr(C(h.lr)),
+        wd(C(h.weight_decay)),
+        momentum(C(h.momentum)),
+        damp_keep(C(1.0 - h.dampening)),
         flags((h.maximize ? kMaximize : 0u) | (wd != C(0) ? kDecay : 0u) |
               (h.momentum != 0.0 ? kBuf | (h.nesterov ? kNesterov : 0u) | (t.first ? kFirst : 0u)
                                  : 0u)) {}
@@ -94,9 +97,14 @@ struct AdamStep {
   C wd, decay_factor, one_minus_beta1, beta2, one_minus_beta2, eps, step_size, bc2_sqrt;
   unsigned flags;
   EMBER_HD AdamStep(const OptimHyper& h, const OptimTensorScalars& t)
-      : wd(C(h.weight_decay)), decay_factor(C(1.0 - h.lr * h.weight_decay)),
-        one_minus_beta1(C(1.0 - h.beta1)), beta2(C(h.beta2)), one_minus_beta2(C(1.0 - h.beta2)),
-        eps(C(h.eps)), step_size(C(t.a)), bc2_sqrt(C(t.b)),
+      : wd(C(h.weight_decay)),
+        decay_factor(C(1.0 - h.lr * h.weight_decay)),
+        one_minus_beta1(C(1.0 - h.beta1)),
+        beta2(C(h.beta2)),
+        one_minus_beta2(C(1.0 - h.beta2)),
+        eps(C(h.eps)),
+        step_size(C(t.a)),
+        bc2_sqrt(C(t.b)),
         flags((h.maximize ? kMaximize : 0u) |
               (wd != C(0) ? kDecay | (h.decoupled_weight_decay ? kDecoupled : 0u) : 0u) |
               (h.amsgrad ? kAmsgrad : 0u)) {}
@@ -133,8 +141,12 @@ struct RmspropStep {
   C lr, wd, alpha, one_minus_alpha, eps, momentum;
   unsigned flags;
   EMBER_HD RmspropStep(const OptimHyper& h, const OptimTensorScalars&)
-      : lr(C(h.lr)), wd(C(h.weight_decay)), alpha(C(h.alpha)), one_minus_alpha(C(1.0 - h.alpha)),
-        eps(C(h.eps)), momentum(C(h.momentum)),
+      : lr(C(h.lr)),
+        wd(C(h.weight_decay)),
+        alpha(C(h.alpha)),
+        one_minus_alpha(C(1.0 - h.alpha)),
+        eps(C(h.eps)),
+        momentum(C(h.momentum)),
         flags((h.maximize ? kMaximize : 0u) | (wd != C(0) ? kDecay : 0u) |
               (h.centered ? kCentered : 0u) | (h.momentum > 0.0 ? kBuf : 0u)) {}
   EMBER_HD static constexpr int slots(unsigned bits) {
@@ -172,7 +184,9 @@ struct AdagradStep {
   C wd, eps, clr;
   unsigned flags;
   EMBER_HD AdagradStep(const OptimHyper& h, const OptimTensorScalars& t)
-      : wd(C(h.weight_decay)), eps(C(h.eps)), clr(C(t.a)),
+      : wd(C(h.weight_decay)),
+        eps(C(h.eps)),
+        clr(C(t.a)),
         flags((h.maximize ? kMaximize : 0u) | (wd != C(0) ? kDecay : 0u)) {}
   EMBER_HD static constexpr int slots(unsigned) { return 1; }
   template <class Has>
@@ -200,10 +214,14 @@ struct OptimFunctorTag {
 template <class Fn>
 decltype(auto) visit_optim_op(OptimOp op, Fn&& fn) {
   switch (op) {
-    case OptimOp::SGD: return fn(OptimFunctorTag<optim_ops::SgdStep>{});
-    case OptimOp::Adam: return fn(OptimFunctorTag<optim_ops::AdamStep>{});
-    case OptimOp::RMSprop: return fn(OptimFunctorTag<optim_ops::RmspropStep>{});
-    case OptimOp::Adagrad: break;
+    case OptimOp::SGD:
+      return fn(OptimFunctorTag<optim_ops::SgdStep>{});
+    case OptimOp::Adam:
+      return fn(OptimFunctorTag<optim_ops::AdamStep>{});
+    case OptimOp::RMSprop:
+      return fn(OptimFunctorTag<optim_ops::RmspropStep>{});
+    case OptimOp::Adagrad:
+      break;
   }
   return fn(OptimFunctorTag<optim_ops::AdagradStep>{});
 }
@@ -211,10 +229,14 @@ decltype(auto) visit_optim_op(OptimOp op, Fn&& fn) {
 // Which state slots (2..4) an op reads and writes under h.
 EMBER_HD inline int optim_slot_mask(OptimOp op, const OptimHyper& h) {
   switch (op) {
-    case OptimOp::SGD: return h.momentum != 0.0 ? 1 : 0;
-    case OptimOp::Adam: return 1 | 2 | (h.amsgrad ? 4 : 0);
-    case OptimOp::RMSprop: return 1 | (h.momentum > 0.0 ? 2 : 0) | (h.centered ? 4 : 0);
-    case OptimOp::Adagrad: return 1;
+    case OptimOp::SGD:
+      return h.momentum != 0.0 ? 1 : 0;
+    case OptimOp::Adam:
+      return 1 | 2 | (h.amsgrad ? 4 : 0);
+    case OptimOp::RMSprop:
+      return 1 | (h.momentum > 0.0 ? 2 : 0) | (h.centered ? 4 : 0);
+    case OptimOp::Adagrad:
+      return 1;
   }
   return 0;
 }

@@ -91,7 +91,8 @@ EMBER_HD inline T next_down(T x) {
   } else if constexpr (std::is_same_v<T, float>) {
     return detail::bits_float(step_down_bits<uint32_t>(detail::float_bits(x), 0x80000000u));
   } else {
-    return detail::bits_double(step_down_bits<uint64_t>(detail::double_bits(x), 0x8000000000000000ull));
+    return detail::bits_double(
+        step_down_bits<uint64_t>(detail::double_bits(x), 0x8000000000000000ull));
   }
 }
 

@@ -13,8 +13,22 @@
 namespace ember {
 
 enum class ReduceOp : uint8_t {
-  Sum, Prod, Mean, Max, Min, Var, Std, Norm0, Norm1, Norm2, NormInf, NormNegInf, NormP,
-  LogSumExp, Any, All,
+  Sum,
+  Prod,
+  Mean,
+  Max,
+  Min,
+  Var,
+  Std,
+  Norm0,
+  Norm1,
+  Norm2,
+  NormInf,
+  NormNegInf,
+  NormP,
+  LogSumExp,
+  Any,
+  All,
 };
 
 enum class ScanOp : uint8_t { CumSum, CumProd };
@@ -32,8 +46,10 @@ namespace rd {
 
 template <class C>
 EMBER_HD inline bool is_nan(C x) {
-  if constexpr (std::is_floating_point_v<C>) return x != x;
-  else return false;
+  if constexpr (std::is_floating_point_v<C>)
+    return x != x;
+  else
+    return false;
 }
 
 // c ? a : b without a branch. For floats the select goes through the bits: GCC (trapping math)
@@ -67,8 +83,10 @@ EMBER_HD inline C nan_min(C a, C x) {
 
 template <class C>
 EMBER_HD inline C abs_val(C x) {
-  if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
-  else return x < C(0) ? C(-x) : x;
+  if constexpr (std::is_floating_point_v<C>)
+    return std::fabs(x);
+  else
+    return x < C(0) ? C(-x) : x;
 }
 
 // Accumulators: floats in double, integers (and bool) in int64. A device backend may pick float
@@ -141,8 +159,10 @@ struct ExtremeOp {
     }
   }
   EMBER_HD C reduce(C a, C x) const {
-    if constexpr (IsMax) return nan_max(a, x);
-    else return nan_min(a, x);
+    if constexpr (IsMax)
+      return nan_max(a, x);
+    else
+      return nan_min(a, x);
   }
   EMBER_HD C combine(C a, C b) const { return reduce(a, b); }
   EMBER_HD C project(C a) const { return a; }
@@ -154,8 +174,10 @@ struct AnyAllOp {
   EMBER_HD AnyAllOp(double = 2.0, int64_t = 1, int64_t = 0) {}
   EMBER_HD bool init() const { return !IsAny; }
   EMBER_HD bool reduce(bool a, C x) const {
-    if constexpr (IsAny) return a | (x != C(0));
-    else return a & (x != C(0));
+    if constexpr (IsAny)
+      return a | (x != C(0));
+    else
+      return a & (x != C(0));
   }
   EMBER_HD bool combine(bool a, bool b) const { return IsAny ? (a | b) : (a & b); }
   EMBER_HD bool project(bool a) const { return a; }
@@ -170,27 +192,41 @@ struct NormOp {
   EMBER_HD NormOp(double p_ = 2.0, int64_t = 1, int64_t = 0)
       : p(static_cast<A>(p_)), inv_p(static_cast<A>(1.0 / p_)) {}
   EMBER_HD A init() const {
-    if constexpr (Kind == 4) return std::numeric_limits<A>::infinity();
-    else return A(0);
+    if constexpr (Kind == 4)
+      return std::numeric_limits<A>::infinity();
+    else
+      return A(0);
   }
   EMBER_HD A reduce(A a, C x) const {
     const A v = static_cast<A>(x);
-    if constexpr (Kind == 0) return a + (v != A(0) ? A(1) : A(0));
-    else if constexpr (Kind == 1) return a + std::fabs(v);
-    else if constexpr (Kind == 2) return a + v * v;
-    else if constexpr (Kind == 3) return nan_max(a, std::fabs(v));
-    else if constexpr (Kind == 4) return nan_min(a, std::fabs(v));
-    else return a + std::pow(std::fabs(v), p);
+    if constexpr (Kind == 0)
+      return a + (v != A(0) ? A(1) : A(0));
+    else if constexpr (Kind == 1)
+      return a + std::fabs(v);
+    else if constexpr (Kind == 2)
+      return a + v * v;
+    else if constexpr (Kind == 3)
+      return nan_max(a, std::fabs(v));
+    else if constexpr (Kind == 4)
+      return nan_min(a, std::fabs(v));
+    else
+      return a + std::pow(std::fabs(v), p);
   }
   EMBER_HD A combine(A a, A b) const {
-    if constexpr (Kind == 3) return nan_max(a, b);
-    else if constexpr (Kind == 4) return nan_min(a, b);
-    else return a + b;
+    if constexpr (Kind == 3)
+      return nan_max(a, b);
+    else if constexpr (Kind == 4)
+      return nan_min(a, b);
+    else
+      return a + b;
   }
   EMBER_HD A project(A a) const {
-    if constexpr (Kind == 2) return std::sqrt(a);
-    else if constexpr (Kind == 5) return std::pow(a, inv_p);
-    else return a;
+    if constexpr (Kind == 2)
+      return std::sqrt(a);
+    else if constexpr (Kind == 5)
+      return std::pow(a, inv_p);
+    else
+      return a;
   }
 };
 
@@ -226,8 +262,10 @@ struct VarOp {
     // PyTorch: divisor max(n - correction, 0); 0/0 = nan, x/0 = inf.
     const A divisor = a.n > correction ? a.n - correction : A(0);
     const A var = a.m2 / divisor;
-    if constexpr (IsStd) return std::sqrt(var);
-    else return var;
+    if constexpr (IsStd)
+      return std::sqrt(var);
+    else
+      return var;
   }
 };
 
@@ -366,8 +404,10 @@ EMBER_HD inline float exp_f32(float x) {
 
 template <class C>
 EMBER_HD inline C softmax_exp(C x) {
-  if constexpr (std::is_same_v<C, float>) return exp_f32(x);
-  else return std::exp(x);
+  if constexpr (std::is_same_v<C, float>)
+    return exp_f32(x);
+  else
+    return std::exp(x);
 }
 
 }  // namespace rd
@@ -376,7 +416,9 @@ EMBER_HD inline C softmax_exp(C x) {
 template <class Fn>
 decltype(auto) visit_reduce(ReduceOp op, Fn&& fn) {
 #define EMBER_REDUCE_CASE(Name) \
-  case ReduceOp::Name: return fn(std::integral_constant<ReduceOp, ReduceOp::Name>{});
+  case ReduceOp::Name:          \
+    return fn(std::integral_constant<ReduceOp, ReduceOp::Name>{});
+  // clang-format off
   switch (op) {
     EMBER_REDUCE_CASE(Sum) EMBER_REDUCE_CASE(Prod) EMBER_REDUCE_CASE(Mean)
     EMBER_REDUCE_CASE(Max) EMBER_REDUCE_CASE(Min) EMBER_REDUCE_CASE(Var) EMBER_REDUCE_CASE(Std)
@@ -384,6 +426,7 @@ decltype(auto) visit_reduce(ReduceOp op, Fn&& fn) {
     EMBER_REDUCE_CASE(NormInf) EMBER_REDUCE_CASE(NormNegInf) EMBER_REDUCE_CASE(NormP)
     EMBER_REDUCE_CASE(LogSumExp) EMBER_REDUCE_CASE(Any) EMBER_REDUCE_CASE(All)
   }
+  // clang-format on
 #undef EMBER_REDUCE_CASE
   return fn(std::integral_constant<ReduceOp, ReduceOp::Sum>{});
 }
@@ -397,9 +440,11 @@ EMBER_HD constexpr bool reduce_float_only(ReduceOp op) {
 // The functor for (op, compute type C).
 template <ReduceOp Op, class C>
 struct reduce_functor;
-#define EMBER_REDUCE_FUNCTOR(Name, ...) \
-  template <class C>                    \
-  struct reduce_functor<ReduceOp::Name, C> { using type = __VA_ARGS__; };
+#define EMBER_REDUCE_FUNCTOR(Name, ...)      \
+  template <class C>                         \
+  struct reduce_functor<ReduceOp::Name, C> { \
+    using type = __VA_ARGS__;                \
+  };
 EMBER_REDUCE_FUNCTOR(Sum, rd::SumOp<C>)
 EMBER_REDUCE_FUNCTOR(Prod, rd::ProdOp<C>)
 EMBER_REDUCE_FUNCTOR(Mean, rd::MeanOp<C>)

@@ -24,7 +24,9 @@ struct AvgPool2dParams {
 };
 
 // Adaptive pooling's window of output o along a dim of in elements split in out: [start, end).
-EMBER_HD inline int64_t adaptive_start(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
+EMBER_HD inline int64_t adaptive_start(int64_t o, int64_t out, int64_t in) {
+  return (o * in) / out;
+}
 EMBER_HD inline int64_t adaptive_end(int64_t o, int64_t out, int64_t in) {
   return ((o + 1) * in + out - 1) / out;
 }
@@ -54,7 +56,7 @@ EMBER_HD inline AvgWindow avg_window(const Window2d& g, const AvgPool2dParams& p
   a.w0 = w0 > 0 ? w0 : 0;
   a.h1 = h1 < g.in_h ? h1 : g.in_h;
   a.w1 = w1 < g.in_w ? w1 : g.in_w;
-  a.divisor = p.divisor_override       ? p.divisor_override
+  a.divisor = p.divisor_override    ? p.divisor_override
               : p.count_include_pad ? padded
                                     : (a.h1 - a.h0) * (a.w1 - a.w0);
   return a;

@@ -9,8 +9,9 @@
 namespace ember::nn::init {
 
 double calculate_gain(const std::string& nonlinearity, double param) {
-  static const char* linear_fns[] = {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-                                     "conv_transpose2d", "conv_transpose3d", "sigmoid"};
+  static const char* linear_fns[] = {"linear",           "conv1d",           "conv2d",
+                                     "conv3d",           "conv_transpose1d", "conv_transpose2d",
+                                     "conv_transpose3d", "sigmoid"};
   for (const char* f : linear_fns) {
     if (nonlinearity == f) return 1.0;
   }

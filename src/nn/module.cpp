@@ -171,7 +171,8 @@ void Module::to(Device device, bool non_blocking) {
 
 void Module::to(DType dtype, bool non_blocking) {
   if (!is_floating_point(dtype)) {
-    throw TypeError(std::string("[") + name_ + ".to] nn.Module.to only accepts floating point dtypes, but got desired dtype=" +
+    throw TypeError(std::string("[") + name_ +
+                    ".to] nn.Module.to only accepts floating point dtypes, but got desired dtype=" +
                     std::string(dtype_name(dtype)));
   }
   convert([&](const Tensor& t) { return t.is_floating_point() ? t.to(dtype, non_blocking) : t; });
@@ -179,7 +180,8 @@ void Module::to(DType dtype, bool non_blocking) {
 
 void Module::to(Device device, DType dtype, bool non_blocking) {
   if (!is_floating_point(dtype)) {
-    throw TypeError(std::string("[") + name_ + ".to] nn.Module.to only accepts floating point dtypes, but got desired dtype=" +
+    throw TypeError(std::string("[") + name_ +
+                    ".to] nn.Module.to only accepts floating point dtypes, but got desired dtype=" +
                     std::string(dtype_name(dtype)));
   }
   convert([&](const Tensor& t) {
@@ -206,8 +208,8 @@ void Module::collect_state(StateDict& out, const std::string& prefix) const {
     if (t.defined()) out.insert(prefix + name, t);
   }
   for (const auto& [name, t] : buffers_) {
-    if (t.defined() && std::find(non_persistent_.begin(), non_persistent_.end(), name) ==
-                           non_persistent_.end()) {
+    if (t.defined() &&
+        std::find(non_persistent_.begin(), non_persistent_.end(), name) == non_persistent_.end()) {
       out.insert(prefix + name, t);
     }
   }
@@ -235,9 +237,9 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
       continue;
     }
     if (src->sizes() != t.sizes()) {
-      errors.push_back("size mismatch for " + name + ": copying a param with shape " +
-                       shape_str(src->sizes()) + " from checkpoint, the shape in current model is " +
-                       shape_str(t.sizes()) + ".");
+      errors.push_back(
+          "size mismatch for " + name + ": copying a param with shape " + shape_str(src->sizes()) +
+          " from checkpoint, the shape in current model is " + shape_str(t.sizes()) + ".");
     }
   }
   for (const auto& [name, t] : state) {

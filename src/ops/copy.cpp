@@ -99,8 +99,9 @@ Tensor Tensor::clone() const {
   Tensor out = make_empty(sizes(), dtype(), device(), false, "clone");
   if (numel() > 0) backend(device()).copy(out, *this);
   if (autograd::needs_grad({this})) {
-    autograd::record("CloneBackward0", {*this}, {out}, {},
-                     [](const TensorList& g, const autograd::GradContext&) { return TensorList{g[0]}; });
+    autograd::record(
+        "CloneBackward0", {*this}, {out}, {},
+        [](const TensorList& g, const autograd::GradContext&) { return TensorList{g[0]}; });
   }
   return out;
 }

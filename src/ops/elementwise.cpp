@@ -7,7 +7,7 @@
 
 namespace ember {
 
-// ---- type promotion ------------------------------------------------------------------------------
+// ---- type promotion -----------------------------------------------------------------------------
 
 namespace {
 
@@ -23,9 +23,7 @@ struct ResultTypeState {
     if (!t.defined()) return;
     merge(t.dim() > 0 ? dim : zero, t.dtype());
   }
-  void add(Scalar s) {
-    merge(wrapped, s.is_floating_point() ? default_dtype() : s.dtype());
-  }
+  void add(Scalar s) { merge(wrapped, s.is_floating_point() ? default_dtype() : s.dtype()); }
   static std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
     if (!higher) return lower;
     if (!lower) return higher;
@@ -59,17 +57,17 @@ DType result_type(const Tensor& a, Scalar b) {
   return s.result();
 }
 
-// ---- unary ---------------------------------------------------------------------------------------
+// ---- unary --------------------------------------------------------------------------------------
 
 namespace {
 
 enum class UnaryKind {
-  Float,       // integers and bool are promoted to the default float dtype (exp, sin, ...)
-  FloatOnly,   // integers rejected (activations)
-  Numeric,     // any dtype but bool (neg, abs, relu)
-  Any,         // every dtype (sign, floor on integers is the identity)
-  IntegerOnly, // integers and bool (bitwise_not)
-  Predicate,   // every dtype, bool result
+  Float,        // integers and bool are promoted to the default float dtype (exp, sin, ...)
+  FloatOnly,    // integers rejected (activations)
+  Numeric,      // any dtype but bool (neg, abs, relu)
+  Any,          // every dtype (sign, floor on integers is the identity)
+  IntegerOnly,  // integers and bool (bitwise_not)
+  Predicate,    // every dtype, bool result
 };
 
 [[noreturn]] void dtype_error(const char* op, DType t) {
@@ -79,7 +77,8 @@ enum class UnaryKind {
 // The dtype the kernel computes in for an input of dtype t.
 DType unary_compute_dtype(const char* op, UnaryKind kind, DType t) {
   switch (kind) {
-    case UnaryKind::Float: return is_floating_point(t) ? t : default_dtype();
+    case UnaryKind::Float:
+      return is_floating_point(t) ? t : default_dtype();
     case UnaryKind::FloatOnly:
       if (!is_floating_point(t)) dtype_error(op, t);
       return t;
@@ -89,7 +88,8 @@ DType unary_compute_dtype(const char* op, UnaryKind kind, DType t) {
     case UnaryKind::IntegerOnly:
       if (is_floating_point(t)) dtype_error(op, t);
       return t;
-    default: return t;
+    default:
+      return t;
   }
 }
 
@@ -110,7 +110,8 @@ Tensor& unary_inplace(const char* name, UnaryOp op, UnaryKind kind, Tensor& x,
   DType ct = unary_compute_dtype(name, kind, x.dtype());
   if (ct != x.dtype()) {
     throw TypeError(op_prefix(name) + "result type " + std::string(dtype_name(ct)) +
-                    " can't be cast to the desired output type " + std::string(dtype_name(x.dtype())));
+                    " can't be cast to the desired output type " +
+                    std::string(dtype_name(x.dtype())));
   }
   return autograd::inplace(
       name, x, {},
@@ -175,19 +176,19 @@ Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary_op("leaky_relu", UnaryOp::LeakyRelu, UnaryKind::FloatOnly, x, {negative_slope});
 }
 
-// ---- binary --------------------------------------------------------------------------------------
+// ---- binary -------------------------------------------------------------------------------------
 
 namespace {
 
 enum class BinaryKind {
-  Arith,       // result_type; bool allowed where meaningful
-  TrueDiv,     // integers promote to the default float dtype
-  Float,       // atan2: integers promote to float
-  Compare,     // bool result
-  Logical,     // bool result, any dtype
-  Bitwise,     // integers and bool only
-  Shift,       // integers only
-  Integer,     // fmod/remainder/floor-div: checks integer division by zero
+  Arith,    // result_type; bool allowed where meaningful
+  TrueDiv,  // integers promote to the default float dtype
+  Float,    // atan2: integers promote to float
+  Compare,  // bool result
+  Logical,  // bool result, any dtype
+  Bitwise,  // integers and bool only
+  Shift,    // integers only
+  Integer,  // fmod/remainder/floor-div: checks integer division by zero
 };
 
 struct BinaryPlan {
@@ -224,9 +225,8 @@ BinaryPlan plan_binary(const char* name, BinaryOp op, BinaryKind kind, const Ten
 bool any_true(const Tensor& mask) { return mask.numel() > 0 && mask.any().item<bool>(); }
 
 void check_integer_divisor(const char* name, BinaryOp op, DType ct, const Tensor& b) {
-  bool int_div = is_integral(ct, true) &&
-                 (op == BinaryOp::DivTrunc || op == BinaryOp::DivFloor || op == BinaryOp::Fmod ||
-                  op == BinaryOp::Remainder);
+  bool int_div = is_integral(ct, true) && (op == BinaryOp::DivTrunc || op == BinaryOp::DivFloor ||
+                                           op == BinaryOp::Fmod || op == BinaryOp::Remainder);
   if (int_div && b.is_cpu() && b.numel() > 0 && any_true(eq(b, 0))) {
     throw ValueError(op_prefix(name) + "ZeroDivisionError: integer division by zero");
   }
@@ -255,7 +255,8 @@ Tensor binary_planned(const char* name, BinaryOp op, const BinaryPlan& pl, const
 
 Tensor binary_op(const char* name, BinaryOp op, BinaryKind kind, const Tensor& a, const Tensor& b,
                  ElementwiseParams p = {1.0}) {
-  if (!a.defined() || !b.defined()) throw ValueError(op_prefix(name) + "an input tensor is undefined");
+  if (!a.defined() || !b.defined())
+    throw ValueError(op_prefix(name) + "an input tensor is undefined");
   BinaryPlan pl = plan_binary(name, op, kind, a, b, result_type(a, b));
   return binary_planned(name, op, pl, a, b, p);
 }
@@ -328,8 +329,9 @@ BinaryOp div_op(const std::string& mode) {
   if (mode.empty()) return BinaryOp::Div;
   if (mode == "trunc") return BinaryOp::DivTrunc;
   if (mode == "floor") return BinaryOp::DivFloor;
-  throw ValueError("[div] expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" +
-                   mode + "'");
+  throw ValueError(
+      "[div] expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + mode +
+      "'");
 }
 
 BinaryKind div_kind(const std::string& mode) {
@@ -338,7 +340,8 @@ BinaryKind div_kind(const std::string& mode) {
 
 void check_alpha(const char* name, DType t, Scalar alpha) {
   if (!is_floating_point(t) && alpha.is_floating_point()) {
-    throw TypeError(op_prefix(name) + "for integral input tensors, argument alpha must not be a "
+    throw TypeError(op_prefix(name) +
+                    "for integral input tensors, argument alpha must not be a "
                     "floating point number.");
   }
 }
@@ -427,13 +430,15 @@ Tensor relu_backward(const Tensor& grad, const Tensor& result) {
   return binary_op("relu_backward", BinaryOp::ReluBackward, BinaryKind::Float, grad, result);
 }
 
-#define EMBER_BINARY(fn, Op, Kind)                                                     \
-  Tensor fn(const Tensor& a, const Tensor& b) {                                       \
-    return binary_op(#fn, BinaryOp::Op, BinaryKind::Kind, a, b);                      \
+#define EMBER_BINARY(fn, Op, Kind)                               \
+  Tensor fn(const Tensor& a, const Tensor& b) {                  \
+    return binary_op(#fn, BinaryOp::Op, BinaryKind::Kind, a, b); \
   }
-#define EMBER_BINARY_SCALAR(fn, Op, Kind)                                              \
-  EMBER_BINARY(fn, Op, Kind)                                                           \
-  Tensor fn(const Tensor& a, Scalar b) { return binary_op(#fn, BinaryOp::Op, BinaryKind::Kind, a, b); }
+#define EMBER_BINARY_SCALAR(fn, Op, Kind)                        \
+  EMBER_BINARY(fn, Op, Kind)                                     \
+  Tensor fn(const Tensor& a, Scalar b) {                         \
+    return binary_op(#fn, BinaryOp::Op, BinaryKind::Kind, a, b); \
+  }
 EMBER_BINARY_SCALAR(eq, Eq, Compare)
 EMBER_BINARY_SCALAR(ne, Ne, Compare)
 EMBER_BINARY_SCALAR(lt, Lt, Compare)
@@ -454,7 +459,8 @@ EMBER_BINARY(bitwise_right_shift, Shr, Shift)
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   if (a.dtype() != b.dtype()) {
     throw TypeError("[isclose] expected both tensors to have the same dtype, got " +
-                    std::string(dtype_name(a.dtype())) + " and " + std::string(dtype_name(b.dtype())));
+                    std::string(dtype_name(a.dtype())) + " and " +
+                    std::string(dtype_name(b.dtype())));
   }
   if (!is_floating_point(a.dtype())) return eq(a, b);
   Tensor x = a.to(kFloat64), y = b.to(kFloat64);
@@ -475,7 +481,7 @@ bool equal(const Tensor& a, const Tensor& b) {
   return !any_true(ne(a, b));
 }
 
-// ---- ternary -------------------------------------------------------------------------------------
+// ---- ternary ------------------------------------------------------------------------------------
 
 namespace {
 
@@ -492,8 +498,8 @@ Tensor ternary_raw(const char* name, TernaryOp op, const Tensor& a, const Tensor
   return out;
 }
 
-Tensor ternary_op(const char* name, TernaryOp op, const Tensor& a, const Tensor& b,
-                  const Tensor& c, DType ct, ElementwiseParams p, bool float_only) {
+Tensor ternary_op(const char* name, TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
+                  DType ct, ElementwiseParams p, bool float_only) {
   if (!autograd::needs_grad({&a, &b, &c})) return ternary_raw(name, op, a, b, c, ct, p, float_only);
   Tensor out = autograd::no_grad([&] { return ternary_raw(name, op, a, b, c, ct, p, float_only); });
   record_ternary(op, a, b, c, out, p);
@@ -517,12 +523,14 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     return out;
   }
   if (cond.dtype() != kBool && cond.dtype() != kUInt8) {
-    throw TypeError("[where] expected condition to be a boolean tensor, but got a tensor with dtype " +
-                    std::string(dtype_name(cond.dtype())));
+    throw TypeError(
+        "[where] expected condition to be a boolean tensor, but got a tensor with dtype " +
+        std::string(dtype_name(cond.dtype())));
   }
   Device dev = common_device("where", {&cond, &a, &b});
   DType ct = result_type(a, b);
-  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.sizes(), a.sizes()), b.sizes());
+  Shape shape =
+      broadcast_shapes("where", broadcast_shapes("where", cond.sizes(), a.sizes()), b.sizes());
   Tensor c = to_operand(cond, kBool, dev).expand(shape);
   Tensor x = to_operand(a, ct, dev).expand(shape);
   Tensor y = to_operand(b, ct, dev).expand(shape);
@@ -532,11 +540,13 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
-  return where(cond, a, scalar_tensor(b, TensorOptions().dtype(result_type(a, b)).device(a.device())));
+  return where(cond, a,
+               scalar_tensor(b, TensorOptions().dtype(result_type(a, b)).device(a.device())));
 }
 
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
-  return where(cond, scalar_tensor(a, TensorOptions().dtype(result_type(b, a)).device(b.device())), b);
+  return where(cond, scalar_tensor(a, TensorOptions().dtype(result_type(b, a)).device(b.device())),
+               b);
 }
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
@@ -571,7 +581,8 @@ Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight) {
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
   if (!is_floating_point(start.dtype()) || start.dtype() != end.dtype()) {
     throw TypeError("[lerp] expected start and end to be floating tensors of the same dtype, got " +
-                    std::string(dtype_name(start.dtype())) + " and " + std::string(dtype_name(end.dtype())));
+                    std::string(dtype_name(start.dtype())) + " and " +
+                    std::string(dtype_name(end.dtype())));
   }
   return ternary_op("lerp", TernaryOp::Lerp, start, end, weight, start.dtype(), {}, true);
 }
@@ -584,23 +595,27 @@ Tensor addcmul(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value
 Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value) {
   DType ct = result_type3(x, t1, t2);
   if (!is_floating_point(t1.dtype()) && !is_floating_point(t2.dtype())) {
-    throw TypeError("[addcdiv] Integer division with addcdiv is no longer supported; use "
-                    "addcmul(input, tensor1, reciprocal(tensor2)) or floats");
+    throw TypeError(
+        "[addcdiv] Integer division with addcdiv is no longer supported; use "
+        "addcmul(input, tensor1, reciprocal(tensor2)) or floats");
   }
   return ternary_op("addcdiv", TernaryOp::Addcdiv, x, t1, t2, ct, {value.to_double()}, true);
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
-  return masked_fill(x, mask, scalar_tensor(value, TensorOptions().dtype(x.dtype()).device(x.device())));
+  return masked_fill(x, mask,
+                     scalar_tensor(value, TensorOptions().dtype(x.dtype()).device(x.device())));
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value) {
   if (mask.dtype() != kBool) {
-    throw TypeError("[masked_fill] expected a bool mask, got dtype " + std::string(dtype_name(mask.dtype())));
+    throw TypeError("[masked_fill] expected a bool mask, got dtype " +
+                    std::string(dtype_name(mask.dtype())));
   }
   if (value.dim() != 0) {
-    throw ValueError("[masked_fill] only supports a 0-dimensional value tensor, but got tensor with " +
-                     std::to_string(value.dim()) + " dimension(s).");
+    throw ValueError(
+        "[masked_fill] only supports a 0-dimensional value tensor, but got tensor with " +
+        std::to_string(value.dim()) + " dimension(s).");
   }
   Shape s = broadcast_shapes("masked_fill", x.sizes(), mask.sizes());
   if (s != x.sizes()) {
@@ -610,7 +625,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value) {
   return where(mask, value.to(x.dtype()), x);
 }
 
-// ---- Tensor members --------------------------------------------------------------------------------
+// ---- Tensor members -----------------------------------------------------------------------------
 
 namespace {
 // In-place ops built from their out-of-place form: the result must keep self's shape and be
@@ -629,8 +644,8 @@ void check_inplace_result(const char* name, const Tensor& self, const Tensor& re
 
 // f(self) is the op out of place; its formula may read self, so autograd hands it a clone.
 template <class F>
-Tensor& copy_checked_inplace(const char* name, Tensor& self, std::initializer_list<const Tensor*> others,
-                             F&& f) {
+Tensor& copy_checked_inplace(const char* name, Tensor& self,
+                             std::initializer_list<const Tensor*> others, F&& f) {
   return autograd::inplace(
       name, self, others,
       [&] {
@@ -693,8 +708,8 @@ Tensor Tensor::fmod(Scalar o) const { return ember::fmod(*this, o); }
 Tensor Tensor::remainder(const Tensor& o) const { return ember::remainder(*this, o); }
 Tensor Tensor::remainder(Scalar o) const { return ember::remainder(*this, o); }
 Tensor Tensor::atan2(const Tensor& o) const { return ember::atan2(*this, o); }
-#define EMBER_MEMBER_CMP(fn)                                                          \
-  Tensor Tensor::fn(const Tensor& o) const { return ember::fn(*this, o); }           \
+#define EMBER_MEMBER_CMP(fn)                                               \
+  Tensor Tensor::fn(const Tensor& o) const { return ember::fn(*this, o); } \
   Tensor Tensor::fn(Scalar o) const { return ember::fn(*this, o); }
 EMBER_MEMBER_CMP(eq)
 EMBER_MEMBER_CMP(ne)
@@ -720,7 +735,9 @@ Tensor Tensor::addcmul(const Tensor& a, const Tensor& b, Scalar v) const {
 Tensor Tensor::addcdiv(const Tensor& a, const Tensor& b, Scalar v) const {
   return ember::addcdiv(*this, a, b, v);
 }
-Tensor Tensor::masked_fill(const Tensor& m, Scalar v) const { return ember::masked_fill(*this, m, v); }
+Tensor Tensor::masked_fill(const Tensor& m, Scalar v) const {
+  return ember::masked_fill(*this, m, v);
+}
 Tensor Tensor::masked_fill(const Tensor& m, const Tensor& v) const {
   return ember::masked_fill(*this, m, v);
 }
@@ -745,7 +762,9 @@ Tensor& Tensor::sub_(Scalar o, Scalar alpha) {
 Tensor& Tensor::mul_(const Tensor& o) {
   return binary_inplace("mul_", BinaryOp::Mul, BinaryKind::Arith, *this, o);
 }
-Tensor& Tensor::mul_(Scalar o) { return binary_inplace("mul_", BinaryOp::Mul, BinaryKind::Arith, *this, o); }
+Tensor& Tensor::mul_(Scalar o) {
+  return binary_inplace("mul_", BinaryOp::Mul, BinaryKind::Arith, *this, o);
+}
 Tensor& Tensor::div_(const Tensor& o, const std::string& m) {
   return binary_inplace("div_", div_op(m), div_kind(m), *this, o);
 }
@@ -786,7 +805,7 @@ Tensor& Tensor::masked_fill_(const Tensor& m, Scalar v) {
                               [&](const Tensor& s) { return ember::masked_fill(s, m, v); });
 }
 
-// ---- operators -------------------------------------------------------------------------------------
+// ---- operators ----------------------------------------------------------------------------------
 
 Tensor operator-(const Tensor& a) { return neg(a); }
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

@@ -18,33 +18,59 @@ Tensor mask_of(const Tensor& cond, const Tensor& like) { return cond.to(like.dty
 
 const char* unary_name(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: return "NegBackward0";
-    case UnaryOp::Abs: return "AbsBackward0";
-    case UnaryOp::Exp: return "ExpBackward0";
-    case UnaryOp::Exp2: return "Exp2Backward0";
-    case UnaryOp::Log: return "LogBackward0";
-    case UnaryOp::Log2: return "Log2Backward0";
-    case UnaryOp::Log1p: return "Log1PBackward0";
-    case UnaryOp::Expm1: return "Expm1Backward0";
-    case UnaryOp::Sqrt: return "SqrtBackward0";
-    case UnaryOp::Rsqrt: return "RsqrtBackward0";
-    case UnaryOp::Reciprocal: return "ReciprocalBackward0";
-    case UnaryOp::Sin: return "SinBackward0";
-    case UnaryOp::Cos: return "CosBackward0";
-    case UnaryOp::Tan: return "TanBackward0";
-    case UnaryOp::Tanh: return "TanhBackward0";
-    case UnaryOp::Sigmoid: return "SigmoidBackward0";
-    case UnaryOp::Erf: return "ErfBackward0";
-    case UnaryOp::Relu: return "ReluBackward0";
+    case UnaryOp::Neg:
+      return "NegBackward0";
+    case UnaryOp::Abs:
+      return "AbsBackward0";
+    case UnaryOp::Exp:
+      return "ExpBackward0";
+    case UnaryOp::Exp2:
+      return "Exp2Backward0";
+    case UnaryOp::Log:
+      return "LogBackward0";
+    case UnaryOp::Log2:
+      return "Log2Backward0";
+    case UnaryOp::Log1p:
+      return "Log1PBackward0";
+    case UnaryOp::Expm1:
+      return "Expm1Backward0";
+    case UnaryOp::Sqrt:
+      return "SqrtBackward0";
+    case UnaryOp::Rsqrt:
+      return "RsqrtBackward0";
+    case UnaryOp::Reciprocal:
+      return "ReciprocalBackward0";
+    case UnaryOp::Sin:
+      return "SinBackward0";
+    case UnaryOp::Cos:
+      return "CosBackward0";
+    case UnaryOp::Tan:
+      return "TanBackward0";
+    case UnaryOp::Tanh:
+      return "TanhBackward0";
+    case UnaryOp::Sigmoid:
+      return "SigmoidBackward0";
+    case UnaryOp::Erf:
+      return "ErfBackward0";
+    case UnaryOp::Relu:
+      return "ReluBackward0";
     case UnaryOp::Gelu:
-    case UnaryOp::GeluTanh: return "GeluBackward0";
-    case UnaryOp::Silu: return "SiluBackward0";
-    case UnaryOp::Softplus: return "SoftplusBackward0";
-    case UnaryOp::Elu: return "EluBackward0";
-    case UnaryOp::LeakyRelu: return "LeakyReluBackward0";
-    case UnaryOp::Clamp: return "ClampBackward1";
-    case UnaryOp::PowScalar: return "PowBackward0";
-    default: return "ZeroGradBackward0";  // sign, floor, ceil, round, trunc: piecewise constant
+    case UnaryOp::GeluTanh:
+      return "GeluBackward0";
+    case UnaryOp::Silu:
+      return "SiluBackward0";
+    case UnaryOp::Softplus:
+      return "SoftplusBackward0";
+    case UnaryOp::Elu:
+      return "EluBackward0";
+    case UnaryOp::LeakyRelu:
+      return "LeakyReluBackward0";
+    case UnaryOp::Clamp:
+      return "ClampBackward1";
+    case UnaryOp::PowScalar:
+      return "PowBackward0";
+    default:
+      return "ZeroGradBackward0";  // sign, floor, ceil, round, trunc: piecewise constant
   }
 }
 
@@ -53,24 +79,42 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
                   const ElementwiseParams& p) {
   constexpr double kLn2 = 0.69314718055994530942;
   switch (op) {
-    case UnaryOp::Neg: return -g;
-    case UnaryOp::Abs: return g * sign(x);
-    case UnaryOp::Exp: return g * y;
-    case UnaryOp::Exp2: return g * y * kLn2;
-    case UnaryOp::Log: return g / x;
-    case UnaryOp::Log2: return g / (x * kLn2);
-    case UnaryOp::Log1p: return g / (x + 1);
-    case UnaryOp::Expm1: return g * (y + 1);
-    case UnaryOp::Sqrt: return g / (y * 2);
-    case UnaryOp::Rsqrt: return g * y.pow(3) * -0.5;
-    case UnaryOp::Reciprocal: return -g * y * y;
-    case UnaryOp::Sin: return g * cos(x);
-    case UnaryOp::Cos: return -g * sin(x);
-    case UnaryOp::Tan: return g * (y * y + 1);
-    case UnaryOp::Tanh: return g * (1 - y * y);
-    case UnaryOp::Sigmoid: return g * y * (1 - y);
-    case UnaryOp::Erf: return g * exp(-(x * x)) * (2.0 / std::sqrt(M_PI));
-    case UnaryOp::Relu: return relu_backward(g, y);
+    case UnaryOp::Neg:
+      return -g;
+    case UnaryOp::Abs:
+      return g * sign(x);
+    case UnaryOp::Exp:
+      return g * y;
+    case UnaryOp::Exp2:
+      return g * y * kLn2;
+    case UnaryOp::Log:
+      return g / x;
+    case UnaryOp::Log2:
+      return g / (x * kLn2);
+    case UnaryOp::Log1p:
+      return g / (x + 1);
+    case UnaryOp::Expm1:
+      return g * (y + 1);
+    case UnaryOp::Sqrt:
+      return g / (y * 2);
+    case UnaryOp::Rsqrt:
+      return g * y.pow(3) * -0.5;
+    case UnaryOp::Reciprocal:
+      return -g * y * y;
+    case UnaryOp::Sin:
+      return g * cos(x);
+    case UnaryOp::Cos:
+      return -g * sin(x);
+    case UnaryOp::Tan:
+      return g * (y * y + 1);
+    case UnaryOp::Tanh:
+      return g * (1 - y * y);
+    case UnaryOp::Sigmoid:
+      return g * y * (1 - y);
+    case UnaryOp::Erf:
+      return g * exp(-(x * x)) * (2.0 / std::sqrt(M_PI));
+    case UnaryOp::Relu:
+      return relu_backward(g, y);
     case UnaryOp::Silu: {
       Tensor s = sigmoid(x);
       return g * s * (1 + x * (1 - s));
@@ -91,8 +135,10 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
       Tensor bx = x * p.a;
       return where(bx > p.b, g, g * sigmoid(bx));
     }
-    case UnaryOp::Elu: return where(x > 0, g, g * (y + p.a));
-    case UnaryOp::LeakyRelu: return where(x > 0, g, g * p.a);
+    case UnaryOp::Elu:
+      return where(x > 0, g, g * (y + p.a));
+    case UnaryOp::LeakyRelu:
+      return where(x > 0, g, g * p.a);
     case UnaryOp::Clamp: {
       Tensor keep = ones_like(x, TensorOptions().dtype(kBool).device(x.device()));
       if (p.has_a) keep = logical_and(keep, x >= p.a);
@@ -102,27 +148,46 @@ Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
     case UnaryOp::PowScalar:
       if (p.a == 0.0) return zeros_like(g);
       return g * x.pow(p.a - 1) * p.a;
-    default: return zeros_like(g);
+    default:
+      return zeros_like(g);
   }
 }
 
 bool saves_input(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1:
-    case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Reciprocal: case UnaryOp::Tan:
-    case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Relu:
+    case UnaryOp::Neg:
+    case UnaryOp::Exp:
+    case UnaryOp::Exp2:
+    case UnaryOp::Expm1:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Reciprocal:
+    case UnaryOp::Tan:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Relu:
       return false;
-    default: return true;
+    default:
+      return true;
   }
 }
 
 bool saves_output(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Sqrt:
-    case UnaryOp::Rsqrt: case UnaryOp::Reciprocal: case UnaryOp::Tan: case UnaryOp::Tanh:
-    case UnaryOp::Sigmoid: case UnaryOp::Relu: case UnaryOp::Elu:
+    case UnaryOp::Exp:
+    case UnaryOp::Exp2:
+    case UnaryOp::Expm1:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Reciprocal:
+    case UnaryOp::Tan:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Relu:
+    case UnaryOp::Elu:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -146,20 +211,33 @@ namespace {
 
 const char* binary_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Add: return "AddBackward0";
-    case BinaryOp::Sub: return "SubBackward0";
-    case BinaryOp::Mul: return "MulBackward0";
-    case BinaryOp::Div: return "DivBackward0";
+    case BinaryOp::Add:
+      return "AddBackward0";
+    case BinaryOp::Sub:
+      return "SubBackward0";
+    case BinaryOp::Mul:
+      return "MulBackward0";
+    case BinaryOp::Div:
+      return "DivBackward0";
     case BinaryOp::DivTrunc:
-    case BinaryOp::DivFloor: return "DivBackward2";
-    case BinaryOp::Pow: return "PowBackward1";
-    case BinaryOp::Maximum: return "MaximumBackward0";
-    case BinaryOp::Minimum: return "MinimumBackward0";
-    case BinaryOp::Fmod: return "FmodBackward1";
-    case BinaryOp::Remainder: return "RemainderBackward1";
-    case BinaryOp::Atan2: return "Atan2Backward0";
-    case BinaryOp::ReluBackward: return "ThresholdBackwardBackward0";
-    default: return "BinaryBackward";
+    case BinaryOp::DivFloor:
+      return "DivBackward2";
+    case BinaryOp::Pow:
+      return "PowBackward1";
+    case BinaryOp::Maximum:
+      return "MaximumBackward0";
+    case BinaryOp::Minimum:
+      return "MinimumBackward0";
+    case BinaryOp::Fmod:
+      return "FmodBackward1";
+    case BinaryOp::Remainder:
+      return "RemainderBackward1";
+    case BinaryOp::Atan2:
+      return "Atan2Backward0";
+    case BinaryOp::ReluBackward:
+      return "ThresholdBackwardBackward0";
+    default:
+      return "BinaryBackward";
   }
 }
 
@@ -275,7 +353,8 @@ void record_ternary(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor
             TensorOptions bools = TensorOptions().dtype(kBool).device(x.device());
             Tensor raised = p.has_a ? maximum(x, y) : x;
             Tensor hi_hit = p.has_b ? raised > z : zeros_like(x, bools);
-            Tensor lo_hit = p.has_a ? logical_and(x < y, logical_not(hi_hit)) : zeros_like(x, bools);
+            Tensor lo_hit =
+                p.has_a ? logical_and(x < y, logical_not(hi_hit)) : zeros_like(x, bools);
             ga = g * logical_not(logical_or(lo_hit, hi_hit)).to(g.dtype());
             if (p.has_a) gb = g * lo_hit.to(g.dtype());
             if (p.has_b) gt = g * hi_hit.to(g.dtype());

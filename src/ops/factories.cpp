@@ -36,12 +36,14 @@ Tensor scalar_tensor(Scalar value, TensorOptions o) { return full({}, value, o);
 Tensor arange(Scalar end, TensorOptions o) { return arange(0, end, 1, o); }
 
 Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
-  bool all_int = !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
+  bool all_int =
+      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
   if (!o.has_dtype()) o = o.dtype(all_int ? kInt64 : default_dtype());
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (st == 0.0) throw ValueError("[arange] step must be nonzero");
   if (!std::isfinite(s) || !std::isfinite(e)) {
-    throw ValueError("[arange] unsupported range: " + std::to_string(s) + " -> " + std::to_string(e));
+    throw ValueError("[arange] unsupported range: " + std::to_string(s) + " -> " +
+                     std::to_string(e));
   }
   if ((st > 0 && e < s) || (st < 0 && e > s)) {
     throw ValueError("[arange] upper bound and larger bound inconsistent with step sign");
@@ -68,7 +70,9 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
 }
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
-  if (steps < 0) throw ValueError("[linspace] number of steps must be non-negative, got " + std::to_string(steps));
+  if (steps < 0)
+    throw ValueError("[linspace] number of steps must be non-negative, got " +
+                     std::to_string(steps));
   Tensor host = make_empty({steps}, o.dtype(), Device(kCPU), false, "linspace");
   visit_dtype(o.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -103,9 +107,15 @@ TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& 
   return r;
 }
 
-Tensor empty_like(const Tensor& t, std::optional<TensorOptions> o) { return empty(t.sizes(), like_options(t, o)); }
-Tensor zeros_like(const Tensor& t, std::optional<TensorOptions> o) { return zeros(t.sizes(), like_options(t, o)); }
-Tensor ones_like(const Tensor& t, std::optional<TensorOptions> o) { return ones(t.sizes(), like_options(t, o)); }
+Tensor empty_like(const Tensor& t, std::optional<TensorOptions> o) {
+  return empty(t.sizes(), like_options(t, o));
+}
+Tensor zeros_like(const Tensor& t, std::optional<TensorOptions> o) {
+  return zeros(t.sizes(), like_options(t, o));
+}
+Tensor ones_like(const Tensor& t, std::optional<TensorOptions> o) {
+  return ones(t.sizes(), like_options(t, o));
+}
 Tensor full_like(const Tensor& t, Scalar v, std::optional<TensorOptions> o) {
   return full(t.sizes(), v, like_options(t, o));
 }

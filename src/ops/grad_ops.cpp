@@ -70,31 +70,36 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   Tensor out = no_grad([&] { return ember::mean(x, dims, keepdim); });
   Shape keep = keep_shape(x, dims), in = x.sizes();
-  double count = static_cast<double>(x.numel()) / static_cast<double>(std::max<int64_t>(keep.numel(), 1));
-  record("MeanBackward1", {x}, {out}, {}, [keep, in, count](const TensorList& g, const GradContext&) {
-    return TensorList{unreduce(g[0], keep, in) / count};
-  });
+  double count =
+      static_cast<double>(x.numel()) / static_cast<double>(std::max<int64_t>(keep.numel(), 1));
+  record("MeanBackward1", {x}, {out}, {},
+         [keep, in, count](const TensorList& g, const GradContext&) {
+           return TensorList{unreduce(g[0], keep, in) / count};
+         });
   return out;
 }
 
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   Tensor out = no_grad([&] { return ember::prod(x, dim, keepdim); });
   Shape in = x.sizes();
-  std::optional<int64_t> d = dim ? std::optional<int64_t>(wrap_dim("prod", *dim, x.dim())) : std::nullopt;
+  std::optional<int64_t> d =
+      dim ? std::optional<int64_t>(wrap_dim("prod", *dim, x.dim())) : std::nullopt;
   Shape keep = keep_shape(x, d ? std::vector<int64_t>{*d} : std::vector<int64_t>{});
-  record("ProdBackward0", {x}, {out}, {x}, [keep, in, d](const TensorList& g, const GradContext& c) {
-    const Tensor& xs = c.saved[0];
-    if (xs.numel() == 0) return TensorList{zeros(in, g[0].options())};
-    Tensor others = d && xs.dim() > 0 ? prod_others(xs, *d)
-                                      : prod_others(xs.reshape({-1}), 0).reshape(in);
-    return TensorList{unreduce(g[0], keep, in) * others};
-  });
+  record(
+      "ProdBackward0", {x}, {out}, {x}, [keep, in, d](const TensorList& g, const GradContext& c) {
+        const Tensor& xs = c.saved[0];
+        if (xs.numel() == 0) return TensorList{zeros(in, g[0].options())};
+        Tensor others =
+            d && xs.dim() > 0 ? prod_others(xs, *d) : prod_others(xs.reshape({-1}), 0).reshape(in);
+        return TensorList{unreduce(g[0], keep, in) * others};
+      });
   return out;
 }
 
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max,
             const char* name) {
-  Tensor out = no_grad([&] { return is_max ? ember::amax(x, dims, keepdim) : ember::amin(x, dims, keepdim); });
+  Tensor out = no_grad(
+      [&] { return is_max ? ember::amax(x, dims, keepdim) : ember::amin(x, dims, keepdim); });
   Shape keep = keep_shape(x, dims), in = x.sizes();
   std::vector<int64_t> rd = wrap_dims("amax", dims, x.dim());
   record(name, {x}, {out}, {x, out}, [keep, in, rd](const TensorList& g, const GradContext& c) {
@@ -107,14 +112,15 @@ Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, boo
 }
 
 std::tuple<Tensor, Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
-  auto [values, indices] = no_grad([&] { return is_max ? ember::max(x, dim, keepdim) : ember::min(x, dim, keepdim); });
+  auto [values, indices] =
+      no_grad([&] { return is_max ? ember::max(x, dim, keepdim) : ember::min(x, dim, keepdim); });
   int64_t d = wrap_dim("max", dim, x.dim());
   Shape keep = keep_shape(x, {d}), in = x.sizes();
   record(is_max ? "MaxBackward0" : "MinBackward0", {x}, {values, indices}, {indices},
          [keep, in, d](const TensorList& g, const GradContext& c) {
            if (in.empty()) return TensorList{g[0].reshape(in)};
-           return TensorList{zeros(in, g[0].options())
-                                 .scatter(d, c.saved[0].reshape(keep), g[0].reshape(keep))};
+           return TensorList{
+               zeros(in, g[0].options()).scatter(d, c.saved[0].reshape(keep), g[0].reshape(keep))};
          });
   return {values, indices};
 }
@@ -122,11 +128,13 @@ std::tuple<Tensor, Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim, b
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim,
            bool is_std) {
   Tensor out = no_grad([&] {
-    return is_std ? ember::std(x, dims, correction, keepdim) : ember::var(x, dims, correction, keepdim);
+    return is_std ? ember::std(x, dims, correction, keepdim)
+                  : ember::var(x, dims, correction, keepdim);
   });
   Shape keep = keep_shape(x, dims), in = x.sizes();
   std::vector<int64_t> rd = wrap_dims("var", dims, x.dim());
-  double n = static_cast<double>(x.numel()) / static_cast<double>(std::max<int64_t>(keep.numel(), 1));
+  double n =
+      static_cast<double>(x.numel()) / static_cast<double>(std::max<int64_t>(keep.numel(), 1));
   double denom = std::max(n - static_cast<double>(correction), 0.0);
   record(is_std ? "StdBackward0" : "VarBackward0", {x}, {out}, {x, out},
          [keep, in, rd, denom, is_std](const TensorList& g, const GradContext& c) {
@@ -143,29 +151,32 @@ Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool ke
   Tensor out = no_grad([&] { return ember::norm(x, p, dims, keepdim); });
   Shape keep = keep_shape(x, dims), in = x.sizes();
   std::vector<int64_t> rd = wrap_dims("norm", dims, x.dim());
-  record("NormBackward1", {x}, {out}, {x, out}, [keep, in, rd, p](const TensorList& g, const GradContext& c) {
-    const Tensor& xs = c.saved[0];
-    Tensor nk = unreduce(c.saved[1], keep, in), gk = unreduce(g[0], keep, in);
-    const double inf = std::numeric_limits<double>::infinity();
-    if (p == 0) return TensorList{zeros_like(xs)};
-    if (p == 1) return TensorList{gk * sign(xs)};
-    if (p == inf || p == -inf) {
-      Tensor mask = (abs(xs) == nk).to(xs.dtype());
-      Tensor count = rd.empty() ? mask : mask.sum(rd, true);
-      return TensorList{gk * sign(xs) * mask / count.expand(in)};
-    }
-    Tensor scale = p == 2 ? xs / nk : xs * abs(xs).pow(p - 2) / nk.pow(p - 1);
-    return TensorList{gk * where(nk == 0, zeros_like(xs), scale)};
-  });
+  record("NormBackward1", {x}, {out}, {x, out},
+         [keep, in, rd, p](const TensorList& g, const GradContext& c) {
+           const Tensor& xs = c.saved[0];
+           Tensor nk = unreduce(c.saved[1], keep, in), gk = unreduce(g[0], keep, in);
+           const double inf = std::numeric_limits<double>::infinity();
+           if (p == 0) return TensorList{zeros_like(xs)};
+           if (p == 1) return TensorList{gk * sign(xs)};
+           if (p == inf || p == -inf) {
+             Tensor mask = (abs(xs) == nk).to(xs.dtype());
+             Tensor count = rd.empty() ? mask : mask.sum(rd, true);
+             return TensorList{gk * sign(xs) * mask / count.expand(in)};
+           }
+           Tensor scale = p == 2 ? xs / nk : xs * abs(xs).pow(p - 2) / nk.pow(p - 1);
+           return TensorList{gk * where(nk == 0, zeros_like(xs), scale)};
+         });
   return out;
 }
 
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   Tensor out = no_grad([&] { return ember::logsumexp(x, dims, keepdim); });
   Shape keep = keep_shape(x, dims), in = x.sizes();
-  record("LogsumexpBackward0", {x}, {out}, {x, out}, [keep, in](const TensorList& g, const GradContext& c) {
-    return TensorList{unreduce(g[0], keep, in) * exp(c.saved[0] - unreduce(c.saved[1], keep, in))};
-  });
+  record("LogsumexpBackward0", {x}, {out}, {x, out},
+         [keep, in](const TensorList& g, const GradContext& c) {
+           return TensorList{unreduce(g[0], keep, in) *
+                             exp(c.saved[0] - unreduce(c.saved[1], keep, in))};
+         });
   return out;
 }
 
@@ -192,7 +203,8 @@ Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
 }
 
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype, bool log) {
-  Tensor out = no_grad([&] { return log ? ember::log_softmax(x, dim, dtype) : ember::softmax(x, dim, dtype); });
+  Tensor out = no_grad(
+      [&] { return log ? ember::log_softmax(x, dim, dtype) : ember::softmax(x, dim, dtype); });
   int64_t d = wrap_dim("softmax", dim, x.dim());
   std::vector<int64_t> rd = x.dim() == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{d};
   record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {x}, {out}, {out},
@@ -284,7 +296,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 Tensor dot(const Tensor& a, const Tensor& b) {
   Tensor out = no_grad([&] { return ember::dot(a, b); });
   record("DotBackward0", {a, b}, {out}, {a, b}, [](const TensorList& g, const GradContext& c) {
-    return TensorList{c.needs(0) ? g[0] * c.saved[1] : Tensor(), c.needs(1) ? g[0] * c.saved[0] : Tensor()};
+    return TensorList{c.needs(0) ? g[0] * c.saved[1] : Tensor(),
+                      c.needs(1) ? g[0] * c.saved[0] : Tensor()};
   });
   return out;
 }
@@ -316,14 +329,15 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor out = no_grad([&] { return ember::index_select(x, dim, index); });
   int64_t d = wrap_dim("index_select", dim, x.dim());
   Shape in = x.sizes();
-  record("IndexSelectBackward0", {x}, {out}, {index}, [d, in](const TensorList& g, const GradContext& c) {
-    if (in.empty()) return TensorList{g[0].reshape(in)};
-    // Each selected row adds into its source row (repeats accumulate).
-    Shape view(in.size(), 1);
-    view[static_cast<size_t>(d)] = -1;
-    Tensor idx = c.saved[0].to(kInt64).reshape(view).expand(g[0].sizes());
-    return TensorList{zeros(in, g[0].options()).scatter_add(d, idx, g[0])};
-  });
+  record("IndexSelectBackward0", {x}, {out}, {index},
+         [d, in](const TensorList& g, const GradContext& c) {
+           if (in.empty()) return TensorList{g[0].reshape(in)};
+           // Each selected row adds into its source row (repeats accumulate).
+           Shape view(in.size(), 1);
+           view[static_cast<size_t>(d)] = -1;
+           Tensor idx = c.saved[0].to(kInt64).reshape(view).expand(g[0].sizes());
+           return TensorList{zeros(in, g[0].options()).scatter_add(d, idx, g[0])};
+         });
   return out;
 }
 
@@ -331,14 +345,17 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor out = no_grad([&] { return ember::gather(x, dim, index); });
   int64_t d = wrap_dim("gather", dim, x.dim());
   Shape in = x.sizes();
-  record("GatherBackward0", {x}, {out}, {index}, [d, in](const TensorList& g, const GradContext& c) {
-    return TensorList{zeros(in, g[0].options()).scatter_add(d, c.saved[0], g[0])};
-  });
+  record("GatherBackward0", {x}, {out}, {index},
+         [d, in](const TensorList& g, const GradContext& c) {
+           return TensorList{zeros(in, g[0].options()).scatter_add(d, c.saved[0], g[0])};
+         });
   return out;
 }
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
-  Tensor out = no_grad([&] { return add ? ember::scatter_add(x, dim, index, src) : ember::scatter(x, dim, index, src); });
+  Tensor out = no_grad([&] {
+    return add ? ember::scatter_add(x, dim, index, src) : ember::scatter(x, dim, index, src);
+  });
   int64_t d = wrap_dim("scatter", dim, x.dim());
   Shape ss = src.sizes();
   record(add ? "ScatterAddBackward0" : "ScatterBackward0", {x, src}, {out}, {index},
@@ -380,7 +397,8 @@ Tensor index(const Tensor& x, const TensorList& indices) {
   return out;
 }
 
-Tensor index_put(const Tensor& x, const TensorList& indices, const Tensor& values, bool accumulate) {
+Tensor index_put(const Tensor& x, const TensorList& indices, const Tensor& values,
+                 bool accumulate) {
   Tensor out = no_grad([&] { return ember::index_put(x, indices, values, accumulate); });
   Shape sv = values.sizes();
   record("IndexPutBackward0", {x, values}, {out}, indices,
@@ -399,10 +417,12 @@ Tensor index_put(const Tensor& x, const TensorList& indices, const Tensor& value
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   Tensor out = no_grad([&] { return ember::embedding(weight, indices); });
   Shape sw = weight.sizes();
-  record("EmbeddingBackward0", {weight}, {out}, {indices}, [sw](const TensorList& g, const GradContext& c) {
-    Tensor flat = c.saved[0].reshape({-1}).to(kInt64);
-    return TensorList{ember::index_put(zeros(sw, g[0].options()), {flat}, g[0].reshape({-1, sw[1]}), true)};
-  });
+  record("EmbeddingBackward0", {weight}, {out}, {indices},
+         [sw](const TensorList& g, const GradContext& c) {
+           Tensor flat = c.saved[0].reshape({-1}).to(kInt64);
+           return TensorList{ember::index_put(zeros(sw, g[0].options()), {flat},
+                                              g[0].reshape({-1, sw[1]}), true)};
+         });
   return out;
 }
 
@@ -420,10 +440,11 @@ namespace {
 void record_pick(const char* name, const Tensor& x, const Tensor& values, const Tensor& indices,
                  int64_t d) {
   Shape in = x.sizes();
-  record(name, {x}, {values, indices}, {indices}, [in, d](const TensorList& g, const GradContext& c) {
-    if (in.empty()) return TensorList{g[0].reshape(in)};
-    return TensorList{zeros(in, g[0].options()).scatter(d, c.saved[0], g[0])};
-  });
+  record(name, {x}, {values, indices}, {indices},
+         [in, d](const TensorList& g, const GradContext& c) {
+           if (in.empty()) return TensorList{g[0].reshape(in)};
+           return TensorList{zeros(in, g[0].options()).scatter(d, c.saved[0], g[0])};
+         });
 }
 }  // namespace
 
@@ -433,7 +454,8 @@ std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, b
   return {v, i};
 }
 
-std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
+std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest,
+                                bool sorted) {
   auto [v, i] = no_grad([&] { return ember::topk(x, k, dim, largest, sorted); });
   record_pick("TopkBackward0", x, v, i, wrap_dim("topk", dim, x.dim()));
   return {v, i};

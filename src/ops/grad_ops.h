@@ -7,7 +7,8 @@
 
 namespace ember::grad_ops {
 
-Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, std::optional<DType> dtype);
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
+           std::optional<DType> dtype);
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim);
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, bool is_max,

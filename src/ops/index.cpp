@@ -79,8 +79,7 @@ Tensor index_select_impl(const char* op, const Tensor& x, int64_t dim, const Ten
   shape[dim] = index.numel();
   Tensor out = make_empty(shape, x.dtype(), dev, false, op);
   if (out.numel() > 0) {
-    backend(dev).index_select(out, in, dim, as_1d(index_operand(index, dev)),
-                              IndexCheck{op, {}});
+    backend(dev).index_select(out, in, dim, as_1d(index_operand(index, dev)), IndexCheck{op, {}});
   }
   return x.dim() == 0 ? out.view({}) : out;
 }
@@ -161,9 +160,9 @@ Tensor& scatter_impl(const char* op, Tensor& self, int64_t dim, const Tensor& in
 // int64 in-range indices broadcast to one shape, and how the backend's output layout
 // (index dims, remaining dims) maps onto PyTorch's result layout.
 struct IndexPlan {
-  Tensor self;            // a view of the input, indexed dims first
-  TensorList indices;     // one per leading dim of self
-  Shape result_shape;     // PyTorch's result shape
+  Tensor self;                // a view of the input, indexed dims first
+  TensorList indices;         // one per leading dim of self
+  Shape result_shape;         // PyTorch's result shape
   std::vector<int64_t> perm;  // backend layout dim i is result dim perm[i]
   std::vector<int64_t> dims;  // the dim of the (mask-expanded) input each index indexes
 };
@@ -183,8 +182,10 @@ IndexPlan plan_index(const char* op, const Tensor& x, const TensorList& indices)
       continue;
     }
     if (t.device() != x.device() && !t.is_cpu()) {
-      throw Error(op_prefix(op) + "indices should be either on cpu or on the same device as the "
-                  "indexed tensor (" + x.device().str() + "), got " + t.device().str());
+      throw Error(op_prefix(op) +
+                  "indices should be either on cpu or on the same device as the "
+                  "indexed tensor (" +
+                  x.device().str() + "), got " + t.device().str());
     }
     if (t.dtype() == kBool || t.dtype() == kUInt8) {
       const int64_t m = t.dim();
@@ -202,10 +203,9 @@ IndexPlan plan_index(const char* op, const Tensor& x, const TensorList& indices)
       }
       for (int64_t j = 0; j < m; ++j) {
         if (t.sizes()[j] != self.sizes()[p + j]) {
-          throw IndexError(op_prefix(op) + "The shape of the mask " + shape_str(t) +
-                           " at index " + std::to_string(j) +
-                           " does not match the shape of the indexed tensor " + shape_str(self) +
-                           " at index " + std::to_string(p + j));
+          throw IndexError(op_prefix(op) + "The shape of the mask " + shape_str(t) + " at index " +
+                           std::to_string(j) + " does not match the shape of the indexed tensor " +
+                           shape_str(self) + " at index " + std::to_string(p + j));
         }
       }
       Tensor nz = nonzero(t.dtype() == kBool ? t : t.to(kBool));
@@ -213,8 +213,10 @@ IndexPlan plan_index(const char* op, const Tensor& x, const TensorList& indices)
       continue;
     }
     if (t.dtype() != kInt64 && t.dtype() != kInt32) {
-      throw TypeError(op_prefix(op) + "tensors used as indices must be int64, int32, bool or "
-                      "uint8 tensors, got " + dname(t.dtype()));
+      throw TypeError(op_prefix(op) +
+                      "tensors used as indices must be int64, int32, bool or "
+                      "uint8 tensors, got " +
+                      dname(t.dtype()));
     }
     ++given;
     slots.push_back(t);
@@ -249,15 +251,17 @@ IndexPlan plan_index(const char* op, const Tensor& x, const TensorList& indices)
         if (!s.defined()) continue;
         shapes += (shapes.empty() ? "" : ", ") + shape_str(s);
       }
-      throw IndexError(op_prefix(op) + "shape mismatch: indexing tensors could not be broadcast "
-                       "together with shapes " + shapes);
+      throw IndexError(op_prefix(op) +
+                       "shape mismatch: indexing tensors could not be broadcast "
+                       "together with shapes " +
+                       shapes);
     }
   }
   IndexPlan plan;
   // Indexed dims that sit next to each other keep their place in the result; otherwise the
   // index dims come first (numpy's rule).
-  bool adjacent = !idx_dims.empty() && idx_dims.back() - idx_dims.front() + 1 ==
-                                           static_cast<int64_t>(idx_dims.size());
+  bool adjacent = !idx_dims.empty() &&
+                  idx_dims.back() - idx_dims.front() + 1 == static_cast<int64_t>(idx_dims.size());
   const int64_t at = adjacent ? idx_dims.front() : 0;
   const int64_t mb = static_cast<int64_t>(bshape.size());
   Shape order;
@@ -350,8 +354,9 @@ Tensor index(const Tensor& x, const TensorList& indices) {
   if (plan.indices.empty()) return x.clone();  // only full slices: a copy of x
   Tensor out = make_empty(plan.result_shape, x.dtype(), x.device(), false, "index");
   if (out.numel() > 0) {
-    backend(x.device()).index(out.permute(Shape(plan.perm)), plan.self, plan.indices,
-                              IndexCheck{"index", Shape(plan.dims)});
+    backend(x.device())
+        .index(out.permute(Shape(plan.perm)), plan.self, plan.indices,
+               IndexCheck{"index", Shape(plan.dims)});
   }
   return out;
 }
@@ -362,9 +367,11 @@ Tensor& index_put_raw(Tensor& x, const TensorList& indices, const Tensor& values
   check_defined(op, values, "values");
   check_defined(op, x, "input");
   if (values.dtype() != x.dtype()) {
-    throw TypeError(op_prefix(op) + "index_put_ requires the source and destination dtypes to "
-                    "match, got " + dname(x.dtype()) + " for the destination and " +
-                    dname(values.dtype()) + " for the source");
+    throw TypeError(op_prefix(op) +
+                    "index_put_ requires the source and destination dtypes to "
+                    "match, got " +
+                    dname(x.dtype()) + " for the destination and " + dname(values.dtype()) +
+                    " for the source");
   }
   common_device(op, {&x, &values});
   if (values.device() != x.device() && !(values.is_cpu() && values.dim() == 0)) {
@@ -400,9 +407,9 @@ Tensor& index_put_raw(Tensor& x, const TensorList& indices, const Tensor& values
   }
   if (x.storage()) x.storage()->bump_version();
   if (target.numel() > 0) {
-    backend(x.device()).index_put(plan.self, plan.indices,
-                                  v.expand(target).permute(Shape(plan.perm)), accumulate,
-                                  IndexCheck{op, Shape(plan.dims)});
+    backend(x.device())
+        .index_put(plan.self, plan.indices, v.expand(target).permute(Shape(plan.perm)), accumulate,
+                   IndexCheck{op, Shape(plan.dims)});
   }
   return x;
 }
@@ -417,7 +424,8 @@ Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values, b
 
 Tensor index_put(const Tensor& x, const TensorList& indices, const Tensor& values,
                  bool accumulate) {
-  if (autograd::needs_grad({&x, &values})) return grad_ops::index_put(x, indices, values, accumulate);
+  if (autograd::needs_grad({&x, &values}))
+    return grad_ops::index_put(x, indices, values, accumulate);
   check_defined("index_put", x, "input");
   Tensor out = x.clone();
   return index_put_raw(out, indices, values, accumulate);
@@ -455,8 +463,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   check_defined(op, weight, "weight");
   check_defined(op, indices, "indices");
   if (weight.dim() != 2) {
-    throw ValueError(op_prefix(op) + "weight must be 2-D (num_embeddings, embedding_dim), got "
-                     "shape " + shape_str(weight));
+    throw ValueError(op_prefix(op) +
+                     "weight must be 2-D (num_embeddings, embedding_dim), got "
+                     "shape " +
+                     shape_str(weight));
   }
   check_int_index(op, indices);
   Tensor rows = index_select_impl(op, weight, 0, indices.reshape({-1}));

@@ -1,10 +1,10 @@
 // Shared op-layer helpers.
 #include "ops/op_utils.h"
 
-#include "ember/autograd.h"
-
 #include <algorithm>
 #include <sstream>
+
+#include "ember/autograd.h"
 
 namespace ember {
 
@@ -27,7 +27,8 @@ std::vector<int64_t> wrap_dims(const char* op, const std::vector<int64_t>& dims,
   for (int64_t d : dims) out.push_back(wrap_dim(op, d, ndim));
   std::sort(out.begin(), out.end());
   if (std::adjacent_find(out.begin(), out.end()) != out.end()) {
-    throw ValueError(op_prefix(op) + "dim " + std::to_string(*std::adjacent_find(out.begin(), out.end())) +
+    throw ValueError(op_prefix(op) + "dim " +
+                     std::to_string(*std::adjacent_find(out.begin(), out.end())) +
                      " appears multiple times in the list of dims");
   }
   if (ndim == 0) out.clear();  // dims 0/-1 of a 0-dim tensor name the tensor itself
@@ -78,7 +79,8 @@ Tensor make_empty(const Shape& sizes, DType dtype, Device device, bool pinned, c
   device = resolve_device(device);
   size_t nbytes = static_cast<size_t>(n) * esize;
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<StorageImpl>(backend(device).allocator(device, pinned).allocate(nbytes), nbytes);
+  impl->storage = std::make_shared<StorageImpl>(
+      backend(device).allocator(device, pinned).allocate(nbytes), nbytes);
   impl->sizes = sizes;
   impl->strides = contiguous_strides(sizes);
   impl->dtype = dtype;

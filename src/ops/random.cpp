@@ -75,10 +75,14 @@ void check_no_overlap(const char* op, const Tensor& t) {
 
 double float_max(DType t) {
   switch (t) {
-    case kFloat16: return 65504.0;
-    case kBFloat16: return 3.3895313892515355e38;
-    case kFloat32: return 3.4028234663852886e38;
-    default: return std::numeric_limits<double>::max();
+    case kFloat16:
+      return 65504.0;
+    case kBFloat16:
+      return 3.3895313892515355e38;
+    case kFloat32:
+      return 3.4028234663852886e38;
+    default:
+      return std::numeric_limits<double>::max();
   }
 }
 
@@ -86,15 +90,24 @@ double float_max(DType t) {
 // floating dtypes.
 std::pair<double, double> int_bounds(DType t) {
   switch (t) {
-    case kBool: return {0.0, 1.0};
-    case kUInt8: return {0.0, 255.0};
-    case kInt8: return {-128.0, 127.0};
-    case kInt32: return {-2147483648.0, 2147483647.0};
-    case kInt64: return {-9223372036854775808.0, 9223372036854775807.0};
-    case kFloat16: return {-2048.0, 2048.0};
-    case kBFloat16: return {-256.0, 256.0};
-    case kFloat32: return {-16777216.0, 16777216.0};
-    default: return {-9007199254740992.0, 9007199254740992.0};
+    case kBool:
+      return {0.0, 1.0};
+    case kUInt8:
+      return {0.0, 255.0};
+    case kInt8:
+      return {-128.0, 127.0};
+    case kInt32:
+      return {-2147483648.0, 2147483647.0};
+    case kInt64:
+      return {-9223372036854775808.0, 9223372036854775807.0};
+    case kFloat16:
+      return {-2048.0, 2048.0};
+    case kBFloat16:
+      return {-256.0, 256.0};
+    case kFloat32:
+      return {-16777216.0, 16777216.0};
+    default:
+      return {-9007199254740992.0, 9007199254740992.0};
   }
 }
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/reduce_ops.h"
 #include "autograd/function.h"
+#include "kernels/reduce_ops.h"
 #include "ops/grad_ops.h"
 #include "ops/op_utils.h"
 
@@ -111,7 +111,8 @@ Tensor full_extreme(const char* op, ReduceOp rop, const Tensor& x) {
   if (x.numel() == 0) {
     throw ValueError(op_prefix(op) +
                      "Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                     "reduction dim with the 'dim' argument (input shape " + shape_str(x) + ")");
+                     "reduction dim with the 'dim' argument (input shape " +
+                     shape_str(x) + ")");
   }
   return launch(op, rop, x, plan_reduction(op, x, {}, false), x.dtype(), false);
 }
@@ -128,8 +129,8 @@ Tensor arg_extreme(const char* op, ReduceOp rop, const Tensor& x, std::optional<
                    bool keepdim) {
   check_defined(op, x);
   if (x.dtype() == kBool) {
-    throw TypeError(op_prefix(op) + "not implemented for dtype bool (input shape " +
-                    shape_str(x) + ")");
+    throw TypeError(op_prefix(op) + "not implemented for dtype bool (input shape " + shape_str(x) +
+                    ")");
   }
   if (dim) return std::get<1>(extreme_dim(op, rop, x, *dim, keepdim));
   if (x.numel() == 0) {
@@ -264,16 +265,22 @@ Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool ke
       if (x.size(d) == 0) {
         throw ValueError("[norm] cannot compute the " + std::to_string(p) +
                          " norm on an empty tensor because the operation does not have an "
-                         "identity (input shape " + shape_str(x) + ")");
+                         "identity (input shape " +
+                         shape_str(x) + ")");
       }
     }
   }
   ReduceOp op = ReduceOp::NormP;
-  if (p == 0) op = ReduceOp::Norm0;
-  else if (p == 1) op = ReduceOp::Norm1;
-  else if (p == 2) op = ReduceOp::Norm2;
-  else if (p == inf) op = ReduceOp::NormInf;
-  else if (p == -inf) op = ReduceOp::NormNegInf;
+  if (p == 0)
+    op = ReduceOp::Norm0;
+  else if (p == 1)
+    op = ReduceOp::Norm1;
+  else if (p == 2)
+    op = ReduceOp::Norm2;
+  else if (p == inf)
+    op = ReduceOp::NormInf;
+  else if (p == -inf)
+    op = ReduceOp::NormNegInf;
   ReduceParams prm;
   prm.p = p;
   return launch("norm", op, x, r, x.dtype(), keepdim, prm);

@@ -32,8 +32,10 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool la
                      " has size " + std::to_string(size));
   }
   Shape shape = x.sizes();
-  if (x.dim() > 0) shape[dim] = k;
-  else if (k == 0) shape = Shape{0};
+  if (x.dim() > 0)
+    shape[dim] = k;
+  else if (k == 0)
+    shape = Shape{0};
   Tensor values = make_empty(shape, x.dtype(), x.device(), false, "topk");
   Tensor indices = make_empty(shape, kInt64, x.device(), false, "topk");
   if (values.numel() > 0) {

@@ -64,7 +64,8 @@ Shape infer_shape(const char* op, const Shape& shape, int64_t numel) {
 
 // Strides for viewing (sizes, strides) as new_sizes without copying, if possible (PyTorch's
 // computeStride): each run of old dims that is contiguous in memory may be re-split freely.
-std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides, const Shape& new_sizes) {
+std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides,
+                                  const Shape& new_sizes) {
   Shape out(new_sizes.size(), 0);
   if (sizes.empty()) {
     std::fill(out.begin(), out.end(), 1);
@@ -157,7 +158,8 @@ Tensor Tensor::permute(const Shape& dims) const {
   std::vector<bool> seen(static_cast<size_t>(n), false);
   for (int64_t i = 0; i < n; ++i) {
     int64_t d = wrap_dim("permute", dims[i], n);
-    if (seen[d]) throw ValueError("[permute] repeated dim " + std::to_string(d) + " in " + shape_str(dims));
+    if (seen[d])
+      throw ValueError("[permute] repeated dim " + std::to_string(d) + " in " + shape_str(dims));
     seen[d] = true;
     sz[i] = sizes()[d];
     st[i] = strides()[d];
@@ -292,16 +294,16 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   if (start < 0) start += size;
   if (length < 0 || start + length > size) {
     throw IndexError("[narrow] start (" + std::to_string(start) + ") + length (" +
-                     std::to_string(length) + ") exceeds dimension size (" + std::to_string(size) + ")");
+                     std::to_string(length) + ") exceeds dimension size (" + std::to_string(size) +
+                     ")");
   }
   Shape sz = sizes();
   sz[d] = length;
   return view_result("NarrowBackward0", *this,
                      make_view(*this, sz, strides(), storage_offset() + start * strides()[d]),
                      [in = sizes(), d, start, length](const Tensor& g) {
-                       return autograd::embed(g, in, [&](const Tensor& z) {
-                         return z.narrow(d, start, length);
-                       });
+                       return autograd::embed(
+                           g, in, [&](const Tensor& z) { return z.narrow(d, start, length); });
                      });
 }
 
@@ -319,13 +321,11 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   Shape sz = sizes(), st = strides();
   sz[d] = (e - s + step - 1) / step;
   st[d] = strides()[d] * step;
-  return view_result("SliceBackward0", *this,
-                     make_view(*this, sz, st, storage_offset() + s * strides()[d]),
-                     [in = sizes(), d, s, e, step](const Tensor& g) {
-                       return autograd::embed(g, in, [&](const Tensor& z) {
-                         return z.slice(d, s, e, step);
-                       });
-                     });
+  return view_result(
+      "SliceBackward0", *this, make_view(*this, sz, st, storage_offset() + s * strides()[d]),
+      [in = sizes(), d, s, e, step](const Tensor& g) {
+        return autograd::embed(g, in, [&](const Tensor& z) { return z.slice(d, s, e, step); });
+      });
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -333,20 +333,19 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   d = wrap_dim("select", d, dim());
   int64_t size = sizes()[d];
   if (index < -size || index >= size) {
-    throw IndexError("[select] index " + std::to_string(index) + " is out of bounds for dimension " +
-                     std::to_string(d) + " with size " + std::to_string(size));
+    throw IndexError("[select] index " + std::to_string(index) +
+                     " is out of bounds for dimension " + std::to_string(d) + " with size " +
+                     std::to_string(size));
   }
   if (index < 0) index += size;
   Shape sz = sizes(), st = strides();
   sz.erase(d);
   st.erase(d);
-  return view_result("SelectBackward0", *this,
-                     make_view(*this, sz, st, storage_offset() + index * strides()[d]),
-                     [in = sizes(), d, index](const Tensor& g) {
-                       return autograd::embed(g, in, [&](const Tensor& z) {
-                         return z.select(d, index);
-                       });
-                     });
+  return view_result(
+      "SelectBackward0", *this, make_view(*this, sz, st, storage_offset() + index * strides()[d]),
+      [in = sizes(), d, index](const Tensor& g) {
+        return autograd::embed(g, in, [&](const Tensor& z) { return z.select(d, index); });
+      });
 }
 
 Tensor Tensor::as_strided(const Shape& sz, const Shape& st, int64_t offset) const {
@@ -365,11 +364,11 @@ Tensor Tensor::as_strided(const Shape& sz, const Shape& st, int64_t offset) cons
                      shape_str(st) + " and offset " + std::to_string(offset) +
                      " reaches past the storage of " + std::to_string(capacity) + " elements");
   }
-  return view_result("AsStridedBackward0", *this, make_view(*this, sz, st, offset),
-                     [bs = sizes(), bst = strides(), bo = storage_offset(), sz, st,
-                      offset](const Tensor& g) {
-                       return autograd::as_strided_backward(g, bs, bst, bo, sz, st, offset);
-                     });
+  return view_result(
+      "AsStridedBackward0", *this, make_view(*this, sz, st, offset),
+      [bs = sizes(), bst = strides(), bo = storage_offset(), sz, st, offset](const Tensor& g) {
+        return autograd::as_strided_backward(g, bs, bst, bo, sz, st, offset);
+      });
 }
 
 TensorList Tensor::split(int64_t split_size, int64_t d) const {
@@ -384,7 +383,8 @@ TensorList Tensor::split(int64_t split_size, int64_t d) const {
     out.push_back(*this);
     return out;
   }
-  for (int64_t s = 0; s < size; s += split_size) out.push_back(narrow(d, s, std::min(split_size, size - s)));
+  for (int64_t s = 0; s < size; s += split_size)
+    out.push_back(narrow(d, s, std::min(split_size, size - s)));
   return out;
 }
 
@@ -397,8 +397,8 @@ TensorList Tensor::split(const std::vector<int64_t>& split_sizes, int64_t d) con
     total += s;
   }
   if (total != sizes()[d]) {
-    throw ValueError("[split] split sizes add up to " + std::to_string(total) +
-                     " but dim " + std::to_string(d) + " has size " + std::to_string(sizes()[d]));
+    throw ValueError("[split] split sizes add up to " + std::to_string(total) + " but dim " +
+                     std::to_string(d) + " has size " + std::to_string(sizes()[d]));
   }
   TensorList out;
   int64_t start = 0;
@@ -410,7 +410,8 @@ TensorList Tensor::split(const std::vector<int64_t>& split_sizes, int64_t d) con
 }
 
 TensorList Tensor::chunk(int64_t chunks, int64_t d) const {
-  if (chunks <= 0) throw ValueError("[chunk] number of chunks must be positive, got " + std::to_string(chunks));
+  if (chunks <= 0)
+    throw ValueError("[chunk] number of chunks must be positive, got " + std::to_string(chunks));
   if (dim() == 0) throw IndexError("[chunk] cannot be applied to a 0-dim tensor");
   d = wrap_dim("chunk", d, dim());
   int64_t size = sizes()[d];
@@ -426,7 +427,9 @@ TensorList Tensor::unbind(int64_t d) const {
   return out;
 }
 
-Shape broadcast_shapes(const Shape& a, const Shape& b) { return broadcast_shapes("broadcast_shapes", a, b); }
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  return broadcast_shapes("broadcast_shapes", a, b);
+}
 
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
   if (a == b) return a;  // the common case of element-wise ops

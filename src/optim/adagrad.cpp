@@ -23,13 +23,20 @@ std::vector<double> AdagradOptions::get_option(const std::string& name) const {
 
 void AdagradOptions::set_option(const std::string& name, const std::vector<double>& value) {
   const double v = detail::single(name, value);
-  if (name == "lr") lr(v);
-  else if (name == "lr_decay") lr_decay(v);
-  else if (name == "weight_decay") weight_decay(v);
-  else if (name == "initial_accumulator_value") initial_accumulator_value(v);
-  else if (name == "eps") eps(v);
-  else if (name == "maximize") maximize(v != 0.0);
-  else detail::unknown_option("Adagrad", name);
+  if (name == "lr")
+    lr(v);
+  else if (name == "lr_decay")
+    lr_decay(v);
+  else if (name == "weight_decay")
+    weight_decay(v);
+  else if (name == "initial_accumulator_value")
+    initial_accumulator_value(v);
+  else if (name == "eps")
+    eps(v);
+  else if (name == "maximize")
+    maximize(v != 0.0);
+  else
+    detail::unknown_option("Adagrad", name);
 }
 
 Adagrad::Adagrad(std::vector<Tensor> params, AdagradOptions defaults)

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "ember/optim/adamw.h"
 #include "ember/autograd.h"
 #include "ember/ops.h"
+#include "ember/optim/adamw.h"
 #include "optim/fused.h"
 
 namespace ember::optim {
@@ -36,12 +36,18 @@ void adam_set(O& o, const std::string& name, const std::vector<double>& value, c
     return;
   }
   const double v = detail::single(name, value);
-  if (name == "lr") o.lr(v);
-  else if (name == "eps") o.eps(v);
-  else if (name == "weight_decay") o.weight_decay(v);
-  else if (name == "amsgrad") o.amsgrad(v != 0.0);
-  else if (name == "maximize") o.maximize(v != 0.0);
-  else detail::unknown_option(opt, name);
+  if (name == "lr")
+    o.lr(v);
+  else if (name == "eps")
+    o.eps(v);
+  else if (name == "weight_decay")
+    o.weight_decay(v);
+  else if (name == "amsgrad")
+    o.amsgrad(v != 0.0);
+  else if (name == "maximize")
+    o.maximize(v != 0.0);
+  else
+    detail::unknown_option(opt, name);
 }
 
 // The options of either kind, read through PyTorch's names.
@@ -52,8 +58,9 @@ struct AdamConfig {
 
 template <class O>
 AdamConfig config_of(const O& o) {
-  return {o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.eps(), o.weight_decay(),
-          o.amsgrad(), o.maximize()};
+  return {o.lr(),      std::get<0>(o.betas()), std::get<1>(o.betas()),
+          o.eps(),     o.weight_decay(),       o.amsgrad(),
+          o.maximize()};
 }
 
 AdamConfig config(const OptimizerOptions& options, const std::string& name) {

@@ -45,7 +45,7 @@ void get_list(const SchedulerStateDict& sd, const std::string& name, std::vector
 
 }  // namespace
 
-// ---- LRScheduler -----------------------------------------------------------------------------------
+// ---- LRScheduler --------------------------------------------------------------------------------
 
 LRScheduler::LRScheduler(Optimizer& optimizer, int64_t last_epoch)
     : optimizer_(&optimizer), last_epoch_(last_epoch) {
@@ -107,7 +107,7 @@ void LRScheduler::load_state_dict(const SchedulerStateDict& sd) {
   get_list(sd, "_last_lr", last_lr_);
 }
 
-// ---- StepLR ----------------------------------------------------------------------------------------
+// ---- StepLR -------------------------------------------------------------------------------------
 
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma, int64_t last_epoch)
     : LRScheduler(optimizer, last_epoch), step_size_(step_size), gamma_(gamma) {
@@ -143,7 +143,7 @@ void StepLR::load_state_dict(const SchedulerStateDict& sd) {
   gamma_ = get_f64(sd, "gamma");
 }
 
-// ---- MultiStepLR -----------------------------------------------------------------------------------
+// ---- MultiStepLR --------------------------------------------------------------------------------
 
 MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma,
                          int64_t last_epoch)
@@ -181,7 +181,7 @@ void MultiStepLR::load_state_dict(const SchedulerStateDict& sd) {
   gamma_ = get_f64(sd, "gamma");
 }
 
-// ---- ExponentialLR ---------------------------------------------------------------------------------
+// ---- ExponentialLR ------------------------------------------------------------------------------
 
 ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma, int64_t last_epoch)
     : LRScheduler(optimizer, last_epoch), gamma_(gamma) {
@@ -212,7 +212,7 @@ void ExponentialLR::load_state_dict(const SchedulerStateDict& sd) {
   gamma_ = get_f64(sd, "gamma");
 }
 
-// ---- CosineAnnealingLR -----------------------------------------------------------------------------
+// ---- CosineAnnealingLR --------------------------------------------------------------------------
 
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min,
                                      int64_t last_epoch)
@@ -233,9 +233,9 @@ std::vector<double> CosineAnnealingLR::get_lr() {
     } else if (py_mod(last_epoch_ - 1 - T_max_, 2 * T_max_) == 0) {
       lrs[i] = lrs[i] + (base - eta_min_) * (1 - std::cos(kPi / T)) / 2;
     } else {
-      lrs[i] = (1 + std::cos(kPi * e / T)) / (1 + std::cos(kPi * (e - 1) / T)) *
-                   (lrs[i] - eta_min_) +
-               eta_min_;
+      lrs[i] =
+          (1 + std::cos(kPi * e / T)) / (1 + std::cos(kPi * (e - 1) / T)) * (lrs[i] - eta_min_) +
+          eta_min_;
     }
   }
   return lrs;
@@ -265,7 +265,7 @@ void CosineAnnealingLR::load_state_dict(const SchedulerStateDict& sd) {
   eta_min_ = get_f64(sd, "eta_min");
 }
 
-// ---- LinearLR --------------------------------------------------------------------------------------
+// ---- LinearLR -----------------------------------------------------------------------------------
 
 LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
                    int64_t total_iters, int64_t last_epoch)
@@ -324,7 +324,7 @@ void LinearLR::load_state_dict(const SchedulerStateDict& sd) {
   total_iters_ = get_i64(sd, "total_iters");
 }
 
-// ---- OneCycleLR ------------------------------------------------------------------------------------
+// ---- OneCycleLR ---------------------------------------------------------------------------------
 
 namespace {
 
@@ -344,13 +344,13 @@ Optimizer& prepare_one_cycle(Optimizer& optimizer, const std::vector<double>& ma
 
 }  // namespace
 
-OneCycleLR::OneCycleLR(Optimizer& optimizer, double max_lr, int64_t total_steps,
-                       double pct_start, const std::string& anneal_strategy, double div_factor,
+OneCycleLR::OneCycleLR(Optimizer& optimizer, double max_lr, int64_t total_steps, double pct_start,
+                       const std::string& anneal_strategy, double div_factor,
                        double final_div_factor, bool three_phase, bool cycle_momentum,
                        double base_momentum, double max_momentum, int64_t last_epoch)
     : OneCycleLR(optimizer, std::vector<double>(optimizer.param_groups().size(), max_lr),
-                 total_steps, pct_start, anneal_strategy, div_factor, final_div_factor,
-                 three_phase, cycle_momentum, base_momentum, max_momentum, last_epoch) {}
+                 total_steps, pct_start, anneal_strategy, div_factor, final_div_factor, three_phase,
+                 cycle_momentum, base_momentum, max_momentum, last_epoch) {}
 
 OneCycleLR::OneCycleLR(Optimizer& optimizer, const std::vector<double>& max_lrs,
                        int64_t total_steps, double pct_start, const std::string& anneal_strategy,
@@ -473,7 +473,7 @@ void OneCycleLR::load_state_dict(const SchedulerStateDict& sd) {
   get_list(sd, "base_momentum", base_momenta_);
 }
 
-// ---- SequentialLR ----------------------------------------------------------------------------------
+// ---- SequentialLR -------------------------------------------------------------------------------
 
 SequentialLR::SequentialLR(Optimizer& optimizer,
                            std::vector<std::shared_ptr<LRScheduler>> schedulers,
@@ -546,7 +546,7 @@ void SequentialLR::load_state_dict(const SchedulerStateDict& sd) {
   }
 }
 
-// ---- ReduceLROnPlateau -----------------------------------------------------------------------------
+// ---- ReduceLROnPlateau --------------------------------------------------------------------------
 
 ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const std::string& mode, double factor,
                                      int64_t patience, double threshold,

@@ -94,7 +94,8 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
   check_options(g.options());
   std::unordered_set<const TensorImpl*> seen;
   for (const Tensor& p : g.params()) {
-    if (!p.defined()) fail("optimizer can only optimize Tensors, but one of the params is undefined");
+    if (!p.defined())
+      fail("optimizer can only optimize Tensors, but one of the params is undefined");
     if (!p.is_leaf()) fail("can't optimize a non-leaf Tensor");
     if (!seen.insert(p.impl_ptr().get()).second) {
       fail("optimizer contains a parameter group with duplicate parameters");
@@ -102,7 +103,8 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
   }
   for (const OptimizerParamGroup& other : groups_) {
     for (const Tensor& p : other.params()) {
-      if (seen.count(p.impl_ptr().get())) fail("some parameters appear in more than one parameter group");
+      if (seen.count(p.impl_ptr().get()))
+        fail("some parameters appear in more than one parameter group");
     }
   }
   groups_.push_back(std::move(g));
@@ -156,8 +158,8 @@ std::vector<Tensor> Optimizer::params_with_grad(const OptimizerParamGroup& group
            " but the parameter has shape " + shape_str(p.sizes()));
     }
     if (g.device() != p.device()) {
-      fail("the gradient of a parameter is on " + g.device().str() +
-           " but the parameter is on " + p.device().str());
+      fail("the gradient of a parameter is on " + g.device().str() + " but the parameter is on " +
+           p.device().str());
     }
     if (!p.is_floating_point()) fail("can only optimize floating-point parameters");
     out.push_back(p);
@@ -197,7 +199,8 @@ OptimizerStateDict Optimizer::state_dict() const {
                                : tensor(v, {static_cast<int64_t>(v.size())}, kFloat64);
       out.insert(prefix + name, t);
     }
-    if (g.has_initial_lr()) out.insert(prefix + "initial_lr", scalar_tensor(g.initial_lr(), kFloat64));
+    if (g.has_initial_lr())
+      out.insert(prefix + "initial_lr", scalar_tensor(g.initial_lr(), kFloat64));
     std::vector<int64_t> ids(g.params().size());
     for (int64_t& id : ids) id = index++;
     out.insert(prefix + "params", tensor(ids, {static_cast<int64_t>(ids.size())}, kInt64));
@@ -256,7 +259,8 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
     OptimizerParamGroup& g = groups_[gi];
     const std::string prefix = "param_groups." + std::to_string(gi) + ".";
     for (const std::string& name : g.options().option_names()) {
-      if (const Tensor* t = sd.find(prefix + name)) g.options().set_option(name, t->to_vector<double>());
+      if (const Tensor* t = sd.find(prefix + name))
+        g.options().set_option(name, t->to_vector<double>());
     }
     if (const Tensor* t = sd.find(prefix + "initial_lr")) g.set_initial_lr(t->item<double>());
     check_options(g.options());

@@ -25,14 +25,22 @@ std::vector<double> RMSpropOptions::get_option(const std::string& name) const {
 
 void RMSpropOptions::set_option(const std::string& name, const std::vector<double>& value) {
   const double v = detail::single(name, value);
-  if (name == "lr") lr(v);
-  else if (name == "alpha") alpha(v);
-  else if (name == "eps") eps(v);
-  else if (name == "weight_decay") weight_decay(v);
-  else if (name == "momentum") momentum(v);
-  else if (name == "centered") centered(v != 0.0);
-  else if (name == "maximize") maximize(v != 0.0);
-  else detail::unknown_option("RMSprop", name);
+  if (name == "lr")
+    lr(v);
+  else if (name == "alpha")
+    alpha(v);
+  else if (name == "eps")
+    eps(v);
+  else if (name == "weight_decay")
+    weight_decay(v);
+  else if (name == "momentum")
+    momentum(v);
+  else if (name == "centered")
+    centered(v != 0.0);
+  else if (name == "maximize")
+    maximize(v != 0.0);
+  else
+    detail::unknown_option("RMSprop", name);
 }
 
 RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions defaults)

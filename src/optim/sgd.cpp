@@ -23,13 +23,20 @@ std::vector<double> SGDOptions::get_option(const std::string& name) const {
 
 void SGDOptions::set_option(const std::string& name, const std::vector<double>& value) {
   const double v = detail::single(name, value);
-  if (name == "lr") lr(v);
-  else if (name == "momentum") momentum(v);
-  else if (name == "dampening") dampening(v);
-  else if (name == "weight_decay") weight_decay(v);
-  else if (name == "nesterov") nesterov(v != 0.0);
-  else if (name == "maximize") maximize(v != 0.0);
-  else detail::unknown_option("SGD", name);
+  if (name == "lr")
+    lr(v);
+  else if (name == "momentum")
+    momentum(v);
+  else if (name == "dampening")
+    dampening(v);
+  else if (name == "weight_decay")
+    weight_decay(v);
+  else if (name == "nesterov")
+    nesterov(v != 0.0);
+  else if (name == "maximize")
+    maximize(v != 0.0);
+  else
+    detail::unknown_option("SGD", name);
 }
 
 SGD::SGD(std::vector<Tensor> params, SGDOptions defaults)

@@ -1,11 +1,10 @@
-#include "ember/utils/checkpoint.h"
-
 #include <algorithm>
 #include <utility>
 
 #include "autograd/function.h"
 #include "ember/autograd.h"
 #include "ember/random.h"
+#include "ember/utils/checkpoint.h"
 
 namespace ember::utils {
 
@@ -53,8 +52,8 @@ class RngFork {
 
 }  // namespace
 
-TensorList checkpoint(const std::function<TensorList(const TensorList&)>& fn, const TensorList& inputs,
-                      bool preserve_rng_state) {
+TensorList checkpoint(const std::function<TensorList(const TensorList&)>& fn,
+                      const TensorList& inputs, bool preserve_rng_state) {
   if (!fn) throw ValueError("[checkpoint] fn is empty");
   if (!is_grad_enabled()) return fn(inputs);
 

@@ -20,8 +20,7 @@ using MaskFn = std::function<double(int64_t, int64_t, int64_t)>;
 // q (B, L, E), k (B, S, E), v (B, S, Ev) flattened over leading batch dims.
 Ref attention_ref(const Ref& q, const Ref& k, const Ref& v, double scale, const MaskFn& mask) {
   const size_t nd = q.shape.size();
-  const int64_t l = q.shape[nd - 2], e = q.shape[nd - 1], s = k.shape[nd - 2],
-                ev = v.shape[nd - 1];
+  const int64_t l = q.shape[nd - 2], e = q.shape[nd - 1], s = k.shape[nd - 2], ev = v.shape[nd - 1];
   const int64_t b = q.numel() / (l * e);
   Shape out_shape = q.shape;
   out_shape[nd - 1] = ev;
@@ -44,7 +43,8 @@ Ref attention_ref(const Ref& q, const Ref& k, const Ref& v, double scale, const 
       for (int64_t y = 0; y < ev; ++y) {
         double acc = 0;
         for (int64_t j = 0; j < s; ++j) {
-          acc += sc[static_cast<size_t>(j)] / z * v.data[static_cast<size_t>((bi * s + j) * ev + y)];
+          acc +=
+              sc[static_cast<size_t>(j)] / z * v.data[static_cast<size_t>((bi * s + j) * ev + y)];
         }
         out.push_back(acc);
       }
@@ -54,7 +54,9 @@ Ref attention_ref(const Ref& q, const Ref& k, const Ref& v, double scale, const 
 }
 
 EMBER_HARNESS_CASES {
-  register_case({"sdpa", float_dtypes(), {{{2, 3, 4}}, {{2, 5, 4}}, {{2, 5, 3}}},
+  register_case({"sdpa",
+                 float_dtypes(),
+                 {{{2, 3, 4}}, {{2, 5, 4}}, {{2, 5, 3}}},
                  [](const TensorList& in) {
                    return TensorList{F::scaled_dot_product_attention(in[0], in[1], in[2])};
                  },
@@ -64,10 +66,12 @@ EMBER_HARNESS_CASES {
   register_gradcheck("sdpa");
 
   // Batch (1, 2) and an explicit scale.
-  register_case({"sdpa_scale", float_dtypes(), {{{1, 2, 3, 4}}, {{1, 2, 3, 4}}, {{1, 2, 3, 2}}},
+  register_case({"sdpa_scale",
+                 float_dtypes(),
+                 {{{1, 2, 3, 4}}, {{1, 2, 3, 4}}, {{1, 2, 3, 2}}},
                  [](const TensorList& in) {
-                   return TensorList{F::scaled_dot_product_attention(in[0], in[1], in[2], {}, 0.0,
-                                                                     false, 0.3)};
+                   return TensorList{
+                       F::scaled_dot_product_attention(in[0], in[1], in[2], {}, 0.0, false, 0.3)};
                  },
                  [](const std::vector<Ref>& in, DType) {
                    return std::vector<Ref>{attention_ref(in[0], in[1], in[2], 0.3, {})};
@@ -75,9 +79,12 @@ EMBER_HARNESS_CASES {
   register_gradcheck("sdpa_scale");
 
   // Query i attends to keys j <= i (top-left aligned when L != S, as PyTorch).
-  for (auto [name, l, s] : {std::tuple{"sdpa_causal", 4, 4}, std::tuple{"sdpa_causal_rect", 3, 5}}) {
+  for (auto [name, l, s] :
+       {std::tuple{"sdpa_causal", 4, 4}, std::tuple{"sdpa_causal_rect", 3, 5}}) {
     const int64_t L = l, S = s;
-    register_case({name, float_dtypes(), {{{2, L, 3}}, {{2, S, 3}}, {{2, S, 2}}},
+    register_case({name,
+                   float_dtypes(),
+                   {{{2, L, 3}}, {{2, S, 3}}, {{2, S, 2}}},
                    [](const TensorList& in) {
                      return TensorList{
                          F::scaled_dot_product_attention(in[0], in[1], in[2], {}, 0.0, true)};
@@ -91,40 +98,42 @@ EMBER_HARNESS_CASES {
   }
 
   // Boolean mask (L, S), true = may attend; every query keeps at least one key.
-  register_case(
-      {"sdpa_bool_mask", float_dtypes(), {},
-       [](const TensorList& in) {
-         return TensorList{F::scaled_dot_product_attention(in[0], in[1], in[2], in[3])};
-       },
-       [](const std::vector<Ref>& in, DType) {
-         const Ref m = in[3];
-         return std::vector<Ref>{attention_ref(in[0], in[1], in[2], 0.5, [m](int64_t, int64_t i,
-                                                                              int64_t j) {
-           return m.data[static_cast<size_t>(i * 5 + j)] != 0 ? 0.0 : -INFINITY;
-         })};
-       },
-       -1,
-       [](DType dt, std::mt19937& rng) {
-         std::vector<bool> keep(15);
-         std::bernoulli_distribution coin(0.6);
-         for (size_t i = 0; i < keep.size(); ++i) keep[i] = coin(rng) || i % 5 == i / 5;
-         std::vector<uint8_t> bytes(keep.begin(), keep.end());
-         Tensor mask = tensor(bytes, {3, 5}).to(kBool);
-         return TensorList{input({2, 3, 4}, dt, rng), input({2, 5, 4}, dt, rng),
-                           input({2, 5, 3}, dt, rng), mask};
-       }});
-  register_gradcheck("sdpa_bool_mask", GradCheck{{0, 1, 2}});
-
-  // Additive float mask broadcast over the batch.
-  register_case({"sdpa_float_mask", float_dtypes(), {{{2, 3, 4}}, {{2, 5, 4}}, {{2, 5, 3}},
-                                                     {{3, 5}}},
+  register_case({"sdpa_bool_mask",
+                 float_dtypes(),
+                 {},
                  [](const TensorList& in) {
                    return TensorList{F::scaled_dot_product_attention(in[0], in[1], in[2], in[3])};
                  },
                  [](const std::vector<Ref>& in, DType) {
                    const Ref m = in[3];
-                   return std::vector<Ref>{attention_ref(
-                       in[0], in[1], in[2], 0.5, [m](int64_t, int64_t i, int64_t j) {
+                   return std::vector<Ref>{
+                       attention_ref(in[0], in[1], in[2], 0.5, [m](int64_t, int64_t i, int64_t j) {
+                         return m.data[static_cast<size_t>(i * 5 + j)] != 0 ? 0.0 : -INFINITY;
+                       })};
+                 },
+                 -1,
+                 [](DType dt, std::mt19937& rng) {
+                   std::vector<bool> keep(15);
+                   std::bernoulli_distribution coin(0.6);
+                   for (size_t i = 0; i < keep.size(); ++i) keep[i] = coin(rng) || i % 5 == i / 5;
+                   std::vector<uint8_t> bytes(keep.begin(), keep.end());
+                   Tensor mask = tensor(bytes, {3, 5}).to(kBool);
+                   return TensorList{input({2, 3, 4}, dt, rng), input({2, 5, 4}, dt, rng),
+                                     input({2, 5, 3}, dt, rng), mask};
+                 }});
+  register_gradcheck("sdpa_bool_mask", GradCheck{{0, 1, 2}});
+
+  // Additive float mask broadcast over the batch.
+  register_case({"sdpa_float_mask",
+                 float_dtypes(),
+                 {{{2, 3, 4}}, {{2, 5, 4}}, {{2, 5, 3}}, {{3, 5}}},
+                 [](const TensorList& in) {
+                   return TensorList{F::scaled_dot_product_attention(in[0], in[1], in[2], in[3])};
+                 },
+                 [](const std::vector<Ref>& in, DType) {
+                   const Ref m = in[3];
+                   return std::vector<Ref>{
+                       attention_ref(in[0], in[1], in[2], 0.5, [m](int64_t, int64_t i, int64_t j) {
                          return m.data[static_cast<size_t>(i * 5 + j)];
                        })};
                  }});

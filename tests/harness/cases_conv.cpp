@@ -58,7 +58,8 @@ Ref ref_conv_transpose2d(const Ref& x, const Ref& w, const Ref* b, Conv c, int64
   Ref y(Shape{N, Co, OH, OW}, std::vector<double>(static_cast<size_t>(N * Co * OH * OW)));
   for (int64_t n = 0; n < N; ++n)
     for (int64_t co = 0; co < Co; ++co)
-      for (int64_t i = 0; i < OH * OW; ++i) y.data[(n * Co + co) * OH * OW + i] = b ? b->data[co] : 0;
+      for (int64_t i = 0; i < OH * OW; ++i)
+        y.data[(n * Co + co) * OH * OW + i] = b ? b->data[co] : 0;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t ci = 0; ci < Ci; ++ci)
       for (int64_t h = 0; h < H; ++h)
@@ -70,7 +71,8 @@ Ref ref_conv_transpose2d(const Ref& x, const Ref& w, const Ref* b, Conv c, int64
                 if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
                 const int64_t co = (ci / cig) * cog + q;
                 y.data[((n * Co + co) * OH + oh) * OW + ow] +=
-                    x.data[((n * Ci + ci) * H + h) * W + ww] * w.data[((ci * cog + q) * kh + a) * kw + e];
+                    x.data[((n * Ci + ci) * H + h) * W + ww] *
+                    w.data[((ci * cog + q) * kh + a) * kw + e];
               }
   return y;
 }
@@ -175,7 +177,8 @@ Ref ref_conv1d(const Ref& x, const Ref& w, const Ref* b, int64_t s, int64_t p, i
                int64_t groups, int64_t pad_left = -1, int64_t out = -1) {
   const bool batched = x.shape.size() == 3;
   Ref x4 = x, w4 = w;
-  x4.shape = batched ? Shape{x.shape[0], x.shape[1], 1, x.shape[2]} : Shape{x.shape[0], 1, x.shape[1]};
+  x4.shape =
+      batched ? Shape{x.shape[0], x.shape[1], 1, x.shape[2]} : Shape{x.shape[0], 1, x.shape[1]};
   w4.shape = Shape{w.shape[0], w.shape[1], 1, w.shape[2]};
   Conv c{1, s, 0, pad_left >= 0 ? pad_left : p, 1, d, groups, 1, -1};
   if (out >= 0) c.ow = out;
@@ -193,171 +196,200 @@ void conv_case(const std::string& name, std::vector<InputSpec> inputs,
 
 EMBER_HARNESS_CASES {
   // ---- conv2d ----
-  conv_case("conv2d", {{{2, 3, 5, 4}}, {{4, 3, 3, 3}}, {{4}}},
-            [](const TensorList& in) { return TensorList{F::conv2d(in[0], in[1], in[2], 1, 1)}; },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{1, 1, 1, 1})};
-            });
+  conv_case(
+      "conv2d", {{{2, 3, 5, 4}}, {{4, 3, 3, 3}}, {{4}}},
+      [](const TensorList& in) { return TensorList{F::conv2d(in[0], in[1], in[2], 1, 1)}; },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{1, 1, 1, 1})};
+      });
   // Strides, asymmetric padding and dilation, two groups, no bias.
-  conv_case("conv2d_strided_grouped", {{{2, 4, 7, 6}}, {{6, 2, 3, 2}}},
-            [](const TensorList& in) {
-              return TensorList{F::conv2d(in[0], in[1], {}, {2, 1}, {1, 0}, {1, 2}, 2)};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_conv2d(in[0], in[1], nullptr, Conv{2, 1, 1, 0, 1, 2, 2})};
-            });
-  conv_case("conv2d_depthwise", {{{2, 3, 5, 5}}, {{3, 1, 3, 3}}, {{3}}},
-            [](const TensorList& in) {
-              return TensorList{F::conv2d(in[0], in[1], in[2], 2, 1, 1, 3)};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{2, 2, 1, 1, 1, 1, 3})};
-            });
-  conv_case("conv2d_pointwise", {{{2, 3, 4, 3}}, {{5, 3, 1, 1}}, {{5}}},
-            [](const TensorList& in) { return TensorList{F::conv2d(in[0], in[1], in[2])}; },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{})};
-            });
-  conv_case("conv2d_unbatched", {{{3, 5, 4}}, {{2, 3, 2, 2}}, {{2}}},
-            [](const TensorList& in) { return TensorList{F::conv2d(in[0], in[1], in[2], 1, {1, 0})}; },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{1, 1, 1, 0})};
-            });
+  conv_case(
+      "conv2d_strided_grouped", {{{2, 4, 7, 6}}, {{6, 2, 3, 2}}},
+      [](const TensorList& in) {
+        return TensorList{F::conv2d(in[0], in[1], {}, {2, 1}, {1, 0}, {1, 2}, 2)};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_conv2d(in[0], in[1], nullptr, Conv{2, 1, 1, 0, 1, 2, 2})};
+      });
+  conv_case(
+      "conv2d_depthwise", {{{2, 3, 5, 5}}, {{3, 1, 3, 3}}, {{3}}},
+      [](const TensorList& in) { return TensorList{F::conv2d(in[0], in[1], in[2], 2, 1, 1, 3)}; },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{2, 2, 1, 1, 1, 1, 3})};
+      });
+  conv_case(
+      "conv2d_pointwise", {{{2, 3, 4, 3}}, {{5, 3, 1, 1}}, {{5}}},
+      [](const TensorList& in) { return TensorList{F::conv2d(in[0], in[1], in[2])}; },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{})};
+      });
+  conv_case(
+      "conv2d_unbatched", {{{3, 5, 4}}, {{2, 3, 2, 2}}, {{2}}},
+      [](const TensorList& in) {
+        return TensorList{F::conv2d(in[0], in[1], in[2], 1, {1, 0})};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{1, 1, 1, 0})};
+      });
   // "same" with even kernels and dilation: the odd extra padding goes bottom/right.
-  conv_case("conv2d_same", {{{1, 2, 5, 6}}, {{3, 2, 4, 2}}, {{3}}},
-            [](const TensorList& in) {
-              return TensorList{F::conv2d(in[0], in[1], in[2], 1, "same", {1, 3})};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              // totals: 3 rows (1 top, 2 bottom), 3 columns (1 left, 2 right)
-              return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{1, 1, 1, 1, 1, 3, 1, 5, 6})};
-            });
+  conv_case(
+      "conv2d_same", {{{1, 2, 5, 6}}, {{3, 2, 4, 2}}, {{3}}},
+      [](const TensorList& in) {
+        return TensorList{F::conv2d(in[0], in[1], in[2], 1, "same", {1, 3})};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        // totals: 3 rows (1 top, 2 bottom), 3 columns (1 left, 2 right)
+        return std::vector<Ref>{ref_conv2d(in[0], in[1], &in[2], Conv{1, 1, 1, 1, 1, 3, 1, 5, 6})};
+      });
 
   // ---- conv1d ----
-  conv_case("conv1d", {{{2, 4, 9}}, {{6, 2, 3}}, {{6}}},
-            [](const TensorList& in) { return TensorList{F::conv1d(in[0], in[1], in[2], 2, 1, 1, 2)}; },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_conv1d(in[0], in[1], &in[2], 2, 1, 1, 2)};
-            });
-  conv_case("conv1d_same_unbatched", {{{3, 7}}, {{2, 3, 4}}},
-            [](const TensorList& in) { return TensorList{F::conv1d(in[0], in[1], {}, 1, "same", 2)}; },
-            [](const std::vector<Ref>& in, DType) {
-              // total padding 6: 3 left, 3 right
-              return std::vector<Ref>{ref_conv1d(in[0], in[1], nullptr, 1, 3, 2, 1)};
-            });
+  conv_case(
+      "conv1d", {{{2, 4, 9}}, {{6, 2, 3}}, {{6}}},
+      [](const TensorList& in) { return TensorList{F::conv1d(in[0], in[1], in[2], 2, 1, 1, 2)}; },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_conv1d(in[0], in[1], &in[2], 2, 1, 1, 2)};
+      });
+  conv_case(
+      "conv1d_same_unbatched", {{{3, 7}}, {{2, 3, 4}}},
+      [](const TensorList& in) { return TensorList{F::conv1d(in[0], in[1], {}, 1, "same", 2)}; },
+      [](const std::vector<Ref>& in, DType) {
+        // total padding 6: 3 left, 3 right
+        return std::vector<Ref>{ref_conv1d(in[0], in[1], nullptr, 1, 3, 2, 1)};
+      });
 
   // ---- conv_transpose2d ----
-  conv_case("conv_transpose2d", {{{2, 4, 3, 4}}, {{4, 2, 3, 3}}, {{4}}},
-            [](const TensorList& in) {
-              return TensorList{F::conv_transpose2d(in[0], in[1], in[2], 2, 1, {1, 0}, 2)};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{
-                  ref_conv_transpose2d(in[0], in[1], &in[2], Conv{2, 2, 1, 1, 1, 1, 2}, 1, 0)};
-            });
-  conv_case("conv_transpose2d_dilated", {{{1, 2, 3, 3}}, {{2, 3, 2, 3}}},
-            [](const TensorList& in) {
-              return TensorList{F::conv_transpose2d(in[0], in[1], {}, 1, {0, 1}, 0, 1, 2)};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{
-                  ref_conv_transpose2d(in[0], in[1], nullptr, Conv{1, 1, 0, 1, 2, 2, 1}, 0, 0)};
-            });
+  conv_case(
+      "conv_transpose2d", {{{2, 4, 3, 4}}, {{4, 2, 3, 3}}, {{4}}},
+      [](const TensorList& in) {
+        return TensorList{F::conv_transpose2d(in[0], in[1], in[2], 2, 1, {1, 0}, 2)};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{
+            ref_conv_transpose2d(in[0], in[1], &in[2], Conv{2, 2, 1, 1, 1, 1, 2}, 1, 0)};
+      });
+  conv_case(
+      "conv_transpose2d_dilated", {{{1, 2, 3, 3}}, {{2, 3, 2, 3}}},
+      [](const TensorList& in) {
+        return TensorList{F::conv_transpose2d(in[0], in[1], {}, 1, {0, 1}, 0, 1, 2)};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{
+            ref_conv_transpose2d(in[0], in[1], nullptr, Conv{1, 1, 0, 1, 2, 2, 1}, 0, 0)};
+      });
 
   // ---- pooling ----
-  conv_case("max_pool2d", {{{2, 3, 7, 6}}},
-            [](const TensorList& in) {
-              auto [v, i] = F::max_pool2d_with_indices(in[0], 3, 2, 1);
-              return TensorList{v, i};
-            },
-            [](const std::vector<Ref>& in, DType) { return ref_max_pool(in[0], Pool{3, 3, 2, 2, 1, 1}); });
-  conv_case("max_pool2d_ceil_dilated", {{{2, 8, 7}}},
-            [](const TensorList& in) {
-              auto [v, i] = F::max_pool2d_with_indices(in[0], {3, 2}, nn::ExpandingArray<2>{2, 2},
-                                                       {1, 1}, {2, 1}, true);
-              return TensorList{v, i};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              Pool p{3, 2, 2, 2, 1, 1, 2, 1};
-              p.ceil = true;
-              return ref_max_pool(in[0], p);
-            });
+  conv_case(
+      "max_pool2d", {{{2, 3, 7, 6}}},
+      [](const TensorList& in) {
+        auto [v, i] = F::max_pool2d_with_indices(in[0], 3, 2, 1);
+        return TensorList{v, i};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return ref_max_pool(in[0], Pool{3, 3, 2, 2, 1, 1});
+      });
+  conv_case(
+      "max_pool2d_ceil_dilated", {{{2, 8, 7}}},
+      [](const TensorList& in) {
+        auto [v, i] = F::max_pool2d_with_indices(in[0], {3, 2}, nn::ExpandingArray<2>{2, 2}, {1, 1},
+                                                 {2, 1}, true);
+        return TensorList{v, i};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        Pool p{3, 2, 2, 2, 1, 1, 2, 1};
+        p.ceil = true;
+        return ref_max_pool(in[0], p);
+      });
   // Windows that tile the input (kernel == stride, no padding): the CPU's row kernel, for 2 x 2
   // and for other kernels, with odd sizes whose last row and column belong to no window.
-  conv_case("max_pool2d_tiled", {{{2, 3, 7, 9}}},
-            [](const TensorList& in) {
-              auto [v, i] = F::max_pool2d_with_indices(in[0], 2, 2);
-              return TensorList{v, i};
-            },
-            [](const std::vector<Ref>& in, DType) { return ref_max_pool(in[0], Pool{2, 2, 2, 2}); });
-  conv_case("max_pool2d_tiled_3x2", {{{1, 2, 10, 9}}},
-            [](const TensorList& in) {
-              auto [v, i] = F::max_pool2d_with_indices(in[0], {3, 2}, nn::ExpandingArray<2>{3, 2});
-              return TensorList{v, i};
-            },
-            [](const std::vector<Ref>& in, DType) { return ref_max_pool(in[0], Pool{3, 2, 3, 2}); });
+  conv_case(
+      "max_pool2d_tiled", {{{2, 3, 7, 9}}},
+      [](const TensorList& in) {
+        auto [v, i] = F::max_pool2d_with_indices(in[0], 2, 2);
+        return TensorList{v, i};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return ref_max_pool(in[0], Pool{2, 2, 2, 2});
+      });
+  conv_case(
+      "max_pool2d_tiled_3x2", {{{1, 2, 10, 9}}},
+      [](const TensorList& in) {
+        auto [v, i] = F::max_pool2d_with_indices(in[0], {3, 2}, nn::ExpandingArray<2>{3, 2});
+        return TensorList{v, i};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return ref_max_pool(in[0], Pool{3, 2, 3, 2});
+      });
   // Overlapping windows (stride 1): the backward adds several gradients into one element.
-  conv_case("max_pool2d_overlapping", {{{1, 2, 5, 5}}},
-            [](const TensorList& in) { return TensorList{F::max_pool2d(in[0], 3, 1)}; },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_max_pool(in[0], Pool{3, 3, 1, 1})[0]};
-            });
-  conv_case("max_pool1d", {{{2, 3, 9}}},
-            [](const TensorList& in) { return TensorList{F::max_pool1d(in[0], 3, 2, 1)}; },
-            [](const std::vector<Ref>& in, DType) {
-              Ref x = in[0];
-              x.shape = Shape{2, 3, 1, 9};
-              Ref y = ref_max_pool(x, Pool{1, 3, 1, 2, 0, 1})[0];
-              y.shape = Shape{2, 3, y.shape[3]};
-              return std::vector<Ref>{y};
-            });
-  conv_case("avg_pool2d", {{{2, 3, 7, 6}}},
-            [](const TensorList& in) { return TensorList{F::avg_pool2d(in[0], 3, 2, 1)}; },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_avg_pool(in[0], Pool{3, 3, 2, 2, 1, 1})};
-            });
-  conv_case("avg_pool2d_ceil_exclude_pad", {{{2, 2, 7, 6}}},
-            [](const TensorList& in) {
-              return TensorList{
-                  F::avg_pool2d(in[0], {3, 2}, nn::ExpandingArray<2>{2, 3}, {1, 1}, true, false)};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              Pool p{3, 2, 2, 3, 1, 1};
-              p.ceil = true;
-              p.count_include_pad = false;
-              return std::vector<Ref>{ref_avg_pool(in[0], p)};
-            });
-  conv_case("avg_pool2d_divisor_unbatched", {{{3, 6, 5}}},
-            [](const TensorList& in) {
-              return TensorList{F::avg_pool2d(in[0], 2, 1, 1, false, true, 3)};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              Pool p{2, 2, 1, 1, 1, 1};
-              p.divisor = 3;
-              return std::vector<Ref>{ref_avg_pool(in[0], p)};
-            });
-  conv_case("avg_pool1d", {{{2, 3, 8}}},
-            [](const TensorList& in) { return TensorList{F::avg_pool1d(in[0], 3, 2, 1)}; },
-            [](const std::vector<Ref>& in, DType) {
-              Ref x = in[0];
-              x.shape = Shape{2, 3, 1, 8};
-              Ref y = ref_avg_pool(x, Pool{1, 3, 1, 2, 0, 1});
-              y.shape = Shape{2, 3, y.shape[3]};
-              return std::vector<Ref>{y};
-            });
-  conv_case("adaptive_avg_pool2d", {{{2, 3, 7, 5}}},
-            [](const TensorList& in) {
-              return TensorList{F::adaptive_avg_pool2d(in[0], {3, 2}),
-                                F::adaptive_avg_pool2d(in[0], 1)};
-            },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_adaptive_avg(in[0], 3, 2), ref_adaptive_avg(in[0], 1, 1)};
-            });
-  conv_case("adaptive_avg_pool2d_upsample_unbatched", {{{2, 3, 4}}},
-            [](const TensorList& in) { return TensorList{F::adaptive_avg_pool2d(in[0], {5, 6})}; },
-            [](const std::vector<Ref>& in, DType) {
-              return std::vector<Ref>{ref_adaptive_avg(in[0], 5, 6)};
-            });
+  conv_case(
+      "max_pool2d_overlapping", {{{1, 2, 5, 5}}},
+      [](const TensorList& in) { return TensorList{F::max_pool2d(in[0], 3, 1)}; },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_max_pool(in[0], Pool{3, 3, 1, 1})[0]};
+      });
+  conv_case(
+      "max_pool1d", {{{2, 3, 9}}},
+      [](const TensorList& in) { return TensorList{F::max_pool1d(in[0], 3, 2, 1)}; },
+      [](const std::vector<Ref>& in, DType) {
+        Ref x = in[0];
+        x.shape = Shape{2, 3, 1, 9};
+        Ref y = ref_max_pool(x, Pool{1, 3, 1, 2, 0, 1})[0];
+        y.shape = Shape{2, 3, y.shape[3]};
+        return std::vector<Ref>{y};
+      });
+  conv_case(
+      "avg_pool2d", {{{2, 3, 7, 6}}},
+      [](const TensorList& in) { return TensorList{F::avg_pool2d(in[0], 3, 2, 1)}; },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_avg_pool(in[0], Pool{3, 3, 2, 2, 1, 1})};
+      });
+  conv_case(
+      "avg_pool2d_ceil_exclude_pad", {{{2, 2, 7, 6}}},
+      [](const TensorList& in) {
+        return TensorList{
+            F::avg_pool2d(in[0], {3, 2}, nn::ExpandingArray<2>{2, 3}, {1, 1}, true, false)};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        Pool p{3, 2, 2, 3, 1, 1};
+        p.ceil = true;
+        p.count_include_pad = false;
+        return std::vector<Ref>{ref_avg_pool(in[0], p)};
+      });
+  conv_case(
+      "avg_pool2d_divisor_unbatched", {{{3, 6, 5}}},
+      [](const TensorList& in) {
+        return TensorList{F::avg_pool2d(in[0], 2, 1, 1, false, true, 3)};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        Pool p{2, 2, 1, 1, 1, 1};
+        p.divisor = 3;
+        return std::vector<Ref>{ref_avg_pool(in[0], p)};
+      });
+  conv_case(
+      "avg_pool1d", {{{2, 3, 8}}},
+      [](const TensorList& in) { return TensorList{F::avg_pool1d(in[0], 3, 2, 1)}; },
+      [](const std::vector<Ref>& in, DType) {
+        Ref x = in[0];
+        x.shape = Shape{2, 3, 1, 8};
+        Ref y = ref_avg_pool(x, Pool{1, 3, 1, 2, 0, 1});
+        y.shape = Shape{2, 3, y.shape[3]};
+        return std::vector<Ref>{y};
+      });
+  conv_case(
+      "adaptive_avg_pool2d", {{{2, 3, 7, 5}}},
+      [](const TensorList& in) {
+        return TensorList{F::adaptive_avg_pool2d(in[0], {3, 2}), F::adaptive_avg_pool2d(in[0], 1)};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_adaptive_avg(in[0], 3, 2), ref_adaptive_avg(in[0], 1, 1)};
+      });
+  conv_case(
+      "adaptive_avg_pool2d_upsample_unbatched", {{{2, 3, 4}}},
+      [](const TensorList& in) {
+        return TensorList{F::adaptive_avg_pool2d(in[0], {5, 6})};
+      },
+      [](const std::vector<Ref>& in, DType) {
+        return std::vector<Ref>{ref_adaptive_avg(in[0], 5, 6)};
+      });
 }
 
 }  // namespace

@@ -7,7 +7,9 @@ namespace {
 
 // A view-like op: the reference copies values through an index map of the same op on doubles.
 void view_case(const std::string& name, Shape in, std::function<Tensor(const Tensor&)> fn) {
-  register_case({name, float_dtypes(), {{in}},
+  register_case({name,
+                 float_dtypes(),
+                 {{in}},
                  [fn](const TensorList& x) { return TensorList{fn(x[0]).contiguous()}; },
                  [fn, in](const std::vector<Ref>& r, DType) {
                    Tensor t = tensor(r[0].data, in, kFloat64);
@@ -18,32 +20,53 @@ void view_case(const std::string& name, Shape in, std::function<Tensor(const Ten
 
 EMBER_HARNESS_CASES {
   // ---- element-wise ----
-  for (const char* n :
-       {"neg", "abs", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt",
-        "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu", "gelu", "gelu_tanh",
-        "silu", "softplus", "elu", "leaky_relu", "pow_scalar", "clamp", "clamp_min", "add", "sub",
-        "mul", "div", "pow", "maximum", "minimum", "fmod", "remainder", "atan2", "relu_backward",
-        "add_scalar", "mul_float_scalar", "rsub_scalar", "where", "masked_fill", "clamp_tensor",
-        "lerp", "addcmul", "addcdiv", "add_", "mul_", "exp_", "fill_", "zero_", "to_float64",
-        "contiguous_permute", "expand_clone", "copy_"}) {
+  for (const char* n : {"neg",          "abs",
+                        "exp",          "exp2",
+                        "log",          "log2",
+                        "log1p",        "expm1",
+                        "sqrt",         "rsqrt",
+                        "reciprocal",   "sin",
+                        "cos",          "tan",
+                        "tanh",         "sigmoid",
+                        "erf",          "relu",
+                        "gelu",         "gelu_tanh",
+                        "silu",         "softplus",
+                        "elu",          "leaky_relu",
+                        "pow_scalar",   "clamp",
+                        "clamp_min",    "add",
+                        "sub",          "mul",
+                        "div",          "pow",
+                        "maximum",      "minimum",
+                        "fmod",         "remainder",
+                        "atan2",        "relu_backward",
+                        "add_scalar",   "mul_float_scalar",
+                        "rsub_scalar",  "where",
+                        "masked_fill",  "clamp_tensor",
+                        "lerp",         "addcmul",
+                        "addcdiv",      "add_",
+                        "mul_",         "exp_",
+                        "fill_",        "zero_",
+                        "to_float64",   "contiguous_permute",
+                        "expand_clone", "copy_"}) {
     register_gradcheck(n);
   }
   // ---- reductions, scans, softmax ----
   for (const char* n :
-       {"sum", "mean", "prod", "amax", "amin", "max", "min", "max_dim", "min_dim", "var", "std",
-        "var_mean", "norm_p2.0", "norm_p1.0", "norm_p3.0", "norm_p0.5", "norm_inf", "norm_neginf",
-        "logsumexp", "cumsum", "cumprod", "softmax", "log_softmax"}) {
+       {"sum",       "mean",      "prod",      "amax",      "amin",       "max",
+        "min",       "max_dim",   "min_dim",   "var",       "std",        "var_mean",
+        "norm_p2.0", "norm_p1.0", "norm_p3.0", "norm_p0.5", "norm_inf",   "norm_neginf",
+        "logsumexp", "cumsum",    "cumprod",   "softmax",   "log_softmax"}) {
     register_gradcheck(n);
   }
   // ---- linear algebra ----
-  for (const char* n : {"mm", "bmm", "matmul", "matmul_fold", "matmul_vector", "dot", "addmm",
-                        "linear", "outer"}) {
+  for (const char* n :
+       {"mm", "bmm", "matmul", "matmul_fold", "matmul_vector", "dot", "addmm", "linear", "outer"}) {
     register_gradcheck(n);
   }
   // ---- joining, indexing, sorting ----
-  for (const char* n : {"cat", "stack", "index_select", "gather", "scatter", "scatter_add", "index",
-                        "index_put", "masked_select", "embedding", "sort", "topk", "tril",
-                        "triu"}) {
+  for (const char* n :
+       {"cat", "stack", "index_select", "gather", "scatter", "scatter_add", "index", "index_put",
+        "masked_select", "embedding", "sort", "topk", "tril", "triu"}) {
     register_gradcheck(n);
   }
 
@@ -71,7 +94,9 @@ EMBER_HARNESS_CASES {
   });
 
   // ---- in place on a view: the base's history goes through CopySlices ----
-  register_case({"inplace_view", float_dtypes(), {{{3, 4}}, {{4}}},
+  register_case({"inplace_view",
+                 float_dtypes(),
+                 {{{3, 4}}, {{4}}},
                  [](const TensorList& in) {
                    Tensor y = in[0] * 1;
                    y.select(0, 1).mul_(in[1]);

@@ -56,9 +56,8 @@ Tensor input(Shape s, DType dt, std::mt19937& rng, Fill fill = Fill::Normal) {
 Idx stable_order(const std::vector<double>& v, bool descending) {
   Idx order(v.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return descending ? v[a] > v[b] : v[a] < v[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return descending ? v[a] > v[b] : v[a] < v[b]; });
   return order;
 }
 
@@ -96,7 +95,9 @@ EMBER_HARNESS_CASES {
   const auto numeric = numeric_dtypes();
 
   // ---- cat / stack ----
-  register_case({"cat", all, {{{2, 3}}, {{2, 1}}, {{2, 4}}},
+  register_case({"cat",
+                 all,
+                 {{{2, 3}}, {{2, 1}}, {{2, 4}}},
                  [](const TensorList& in) {
                    return TensorList{cat({in[0], in[1], in[2]}, -1), cat({in[0], in[0]}, 0)};
                  },
@@ -114,7 +115,9 @@ EMBER_HARNESS_CASES {
                    }
                    return std::vector<Ref>{a, b};
                  }});
-  register_case({"stack", all, {{{3, 4}}, {{3, 4}}, {{3, 4}}},
+  register_case({"stack",
+                 all,
+                 {{{3, 4}}, {{3, 4}}, {{3, 4}}},
                  [](const TensorList& in) { return TensorList{stack(in, 1)}; },
                  [](const std::vector<Ref>& in, DType) {
                    Ref out = zeros_ref({3, 3, 4});
@@ -125,7 +128,9 @@ EMBER_HARNESS_CASES {
                  }});
 
   // ---- index_select / gather / scatter ----
-  register_case({"index_select", all, {},
+  register_case({"index_select",
+                 all,
+                 {},
                  [](const TensorList& in) {
                    return TensorList{index_select(in[0], 1, in[1]), in[0].index_select(0, in[2])};
                  },
@@ -145,7 +150,9 @@ EMBER_HARNESS_CASES {
                    return TensorList{input({4, 5}, dt, rng), ints({7}, 0, 5, rng),
                                      ints({3}, 0, 4, rng, kInt32)};
                  }});
-  register_case({"gather", all, {},
+  register_case({"gather",
+                 all,
+                 {},
                  [](const TensorList& in) { return TensorList{gather(in[0], 1, in[1])}; },
                  [](const std::vector<Ref>& in, DType) {
                    Ref out = zeros_ref(in[1].shape);
@@ -159,7 +166,9 @@ EMBER_HARNESS_CASES {
                    return TensorList{input({4, 5}, dt, rng), ints({3, 7}, 0, 5, rng)};
                  }});
   // Distinct indices along dim: which duplicate wins is unspecified, as in PyTorch.
-  register_case({"scatter", all, {},
+  register_case({"scatter",
+                 all,
+                 {},
                  [](const TensorList& in) {
                    return TensorList{scatter(in[0], 0, in[1], in[2]),
                                      in[0].scatter(0, in[1], in[2]), scatter(in[0], 0, in[1], 1)};
@@ -178,7 +187,9 @@ EMBER_HARNESS_CASES {
                    return TensorList{input({4, 5}, dt, rng), distinct_columns(3, 5, 4, rng),
                                      input({4, 6}, dt, rng)};
                  }});
-  register_case({"scatter_add", all, {},
+  register_case({"scatter_add",
+                 all,
+                 {},
                  [](const TensorList& in) {
                    Tensor self = in[0].clone();
                    self.scatter_add_(1, in[1], in[2]);
@@ -199,36 +210,40 @@ EMBER_HARNESS_CASES {
 
   // ---- advanced indexing ----
   // x[i0, :, i2] (separated: index dims first) and x[:, mask] (adjacent: in place).
-  register_case({"index", all, {},
-                 [](const TensorList& in) {
-                   return TensorList{index(in[0], {in[1], Tensor(), in[2]}),
-                                     in[0].index({Tensor(), in[3]})};
-                 },
-                 [](const std::vector<Ref>& in, DType) {
-                   const Ref &x = in[0], &i0 = in[1], &i2 = in[2], &m = in[3];
-                   Ref a = zeros_ref({2, 3, 5});
-                   for_each_index(a.shape, [&](const Idx& i) {
-                     put(a, i) = get(x, {wrap(get(i0, {i[0], i[1]}), 4), i[2],
-                                         wrap(i2.data[static_cast<size_t>(i[1])], 3)});
-                   });
-                   std::vector<Idx> picks;
-                   for_each_index(m.shape, [&](const Idx& i) {
-                     if (get(m, i) != 0) picks.push_back(i);
-                   });
-                   Ref b = zeros_ref({4, static_cast<int64_t>(picks.size())});
-                   for_each_index(b.shape, [&](const Idx& i) {
-                     put(b, i) = get(x, {i[0], picks[i[1]][0], picks[i[1]][1]});
-                   });
-                   return std::vector<Ref>{a, b};
-                 },
-                 -1,
-                 [](DType dt, std::mt19937& rng) {
-                   return TensorList{input({4, 5, 3}, dt, rng), ints({2, 3}, -4, 4, rng),
-                                     ints({3}, -3, 3, rng, kInt32),
-                                     make_input({{5, 3}, Fill::Bool, kBool}, dt, rng)};
-                 }});
+  register_case(
+      {"index",
+       all,
+       {},
+       [](const TensorList& in) {
+         return TensorList{index(in[0], {in[1], Tensor(), in[2]}), in[0].index({Tensor(), in[3]})};
+       },
+       [](const std::vector<Ref>& in, DType) {
+         const Ref &x = in[0], &i0 = in[1], &i2 = in[2], &m = in[3];
+         Ref a = zeros_ref({2, 3, 5});
+         for_each_index(a.shape, [&](const Idx& i) {
+           put(a, i) = get(x, {wrap(get(i0, {i[0], i[1]}), 4), i[2],
+                               wrap(i2.data[static_cast<size_t>(i[1])], 3)});
+         });
+         std::vector<Idx> picks;
+         for_each_index(m.shape, [&](const Idx& i) {
+           if (get(m, i) != 0) picks.push_back(i);
+         });
+         Ref b = zeros_ref({4, static_cast<int64_t>(picks.size())});
+         for_each_index(b.shape, [&](const Idx& i) {
+           put(b, i) = get(x, {i[0], picks[i[1]][0], picks[i[1]][1]});
+         });
+         return std::vector<Ref>{a, b};
+       },
+       -1,
+       [](DType dt, std::mt19937& rng) {
+         return TensorList{input({4, 5, 3}, dt, rng), ints({2, 3}, -4, 4, rng),
+                           ints({3}, -3, 3, rng, kInt32),
+                           make_input({{5, 3}, Fill::Bool, kBool}, dt, rng)};
+       }});
   // x[i0] += v with repeated rows, and x[mask] = scalar.
-  register_case({"index_put", all, {},
+  register_case({"index_put",
+                 all,
+                 {},
                  [](const TensorList& in) {
                    Tensor y = in[0].clone();
                    y.index_put_({in[3]}, in[4]);
@@ -252,7 +267,9 @@ EMBER_HARNESS_CASES {
                                      make_input({{4, 5}, Fill::Bool, kBool}, dt, rng),
                                      input({}, dt, rng)};
                  }});
-  register_case({"masked_select", all, {{{3, 4}}, {{4}, Fill::Bool, kBool}},
+  register_case({"masked_select",
+                 all,
+                 {{{3, 4}}, {{4}, Fill::Bool, kBool}},
                  [](const TensorList& in) { return TensorList{masked_select(in[0], in[1])}; },
                  [](const std::vector<Ref>& in, DType) {
                    Ref out;
@@ -263,7 +280,9 @@ EMBER_HARNESS_CASES {
                    out.shape = Shape{static_cast<int64_t>(out.data.size())};
                    return std::vector<Ref>{out};
                  }});
-  register_case({"nonzero", all, {{{3, 4, 2}, Fill::Small}},
+  register_case({"nonzero",
+                 all,
+                 {{{3, 4, 2}, Fill::Small}},
                  [](const TensorList& in) { return TensorList{nonzero(in[0])}; },
                  [](const std::vector<Ref>& in, DType) {
                    Ref out;
@@ -275,21 +294,25 @@ EMBER_HARNESS_CASES {
                    out.shape = Shape{static_cast<int64_t>(out.data.size() / 3), 3};
                    return std::vector<Ref>{out};
                  }});
-  register_case({"embedding", all, {},
-                 [](const TensorList& in) { return TensorList{embedding(in[0], in[1])}; },
-                 [](const std::vector<Ref>& in, DType) {
-                   Ref out = zeros_ref({2, 3, 4});
-                   for_each_index(out.shape, [&](const Idx& i) {
-                     put(out, i) =
-                         get(in[0], {static_cast<int64_t>(get(in[1], {i[0], i[1]})), i[2]});
-                   });
-                   return std::vector<Ref>{out};
-                 },
-                 -1,
-                 [](DType dt, std::mt19937& rng) {
-                   return TensorList{input({6, 4}, dt, rng), ints({2, 3}, 0, 6, rng)};
-                 }});
-  register_case({"one_hot", {kInt64}, {},
+  register_case(
+      {"embedding",
+       all,
+       {},
+       [](const TensorList& in) { return TensorList{embedding(in[0], in[1])}; },
+       [](const std::vector<Ref>& in, DType) {
+         Ref out = zeros_ref({2, 3, 4});
+         for_each_index(out.shape, [&](const Idx& i) {
+           put(out, i) = get(in[0], {static_cast<int64_t>(get(in[1], {i[0], i[1]})), i[2]});
+         });
+         return std::vector<Ref>{out};
+       },
+       -1,
+       [](DType dt, std::mt19937& rng) {
+         return TensorList{input({6, 4}, dt, rng), ints({2, 3}, 0, 6, rng)};
+       }});
+  register_case({"one_hot",
+                 {kInt64},
+                 {},
                  [](const TensorList& in) {
                    return TensorList{one_hot(in[0], 6), one_hot(in[0])};
                  },
@@ -304,10 +327,13 @@ EMBER_HARNESS_CASES {
                    }
                    return out;
                  },
-                 -1, [](DType, std::mt19937& rng) { return TensorList{ints({5}, 0, 4, rng)}; }});
+                 -1,
+                 [](DType, std::mt19937& rng) { return TensorList{ints({5}, 0, 4, rng)}; }});
 
   // ---- sorting ----
-  register_case({"sort", all, {{{4, 6}}},
+  register_case({"sort",
+                 all,
+                 {{{4, 6}}},
                  [](const TensorList& in) {
                    auto [v1, i1] = sort(in[0], 1, false, true);
                    auto [v0, i0] = in[0].sort(0, true, true);
@@ -318,17 +344,21 @@ EMBER_HARNESS_CASES {
                                     b = sort_ref(in[0], 0, true, 4);
                    return std::vector<Ref>{a[0], a[1], b[0], b[1]};
                  }});
-  register_case({"argsort", all, {{{5, 4}}},
-                 [](const TensorList& in) {
-                   return TensorList{argsort(in[0], 0, false, true), in[0].argsort(-1, true, true)};
-                 },
-                 [](const std::vector<Ref>& in, DType) {
-                   return std::vector<Ref>{sort_ref(in[0], 0, false, 5)[1],
-                                           sort_ref(in[0], 1, true, 4)[1]};
-                 }});
+  register_case(
+      {"argsort",
+       all,
+       {{{5, 4}}},
+       [](const TensorList& in) {
+         return TensorList{argsort(in[0], 0, false, true), in[0].argsort(-1, true, true)};
+       },
+       [](const std::vector<Ref>& in, DType) {
+         return std::vector<Ref>{sort_ref(in[0], 0, false, 5)[1], sort_ref(in[0], 1, true, 4)[1]};
+       }});
   // Which of several equal elements topk picks is unspecified: indices are checked through the
   // values they point at.
-  register_case({"topk", numeric, {{{4, 7}}},
+  register_case({"topk",
+                 numeric,
+                 {{{4, 7}}},
                  [](const TensorList& in) {
                    auto [v1, i1] = topk(in[0], 3);
                    auto [v0, i0] = in[0].topk(2, 0, false);
@@ -340,7 +370,9 @@ EMBER_HARNESS_CASES {
                  }});
 
   // ---- tril / triu ----
-  register_case({"tril", all, {{{2, 4, 5}}},
+  register_case({"tril",
+                 all,
+                 {{{2, 4, 5}}},
                  [](const TensorList& in) {
                    return TensorList{tril(in[0]), in[0].tril(-2), tril(in[0], 1)};
                  },
@@ -348,7 +380,9 @@ EMBER_HARNESS_CASES {
                    return std::vector<Ref>{tri_ref(in[0], 0, false), tri_ref(in[0], -2, false),
                                            tri_ref(in[0], 1, false)};
                  }});
-  register_case({"triu", all, {{{2, 4, 5}}},
+  register_case({"triu",
+                 all,
+                 {{{2, 4, 5}}},
                  [](const TensorList& in) {
                    return TensorList{triu(in[0]), in[0].triu(-2), triu(in[0], 3)};
                  },

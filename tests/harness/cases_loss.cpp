@@ -103,7 +103,9 @@ void class_case(const std::string& name, Shape x, bool with_weight, std::optiona
   }
   const int64_t ig = ignore.value_or(kIgnore);
   register_case(
-      {name, float_dtypes(), {},
+      {name,
+       float_dtypes(),
+       {},
        [=](const TensorList& in) {
          Tensor w = with_weight ? in[2] : Tensor();
          if (from_logits) {
@@ -136,7 +138,7 @@ EMBER_HARNESS_CASES {
   class_case("cross_entropy_smoothing_weight", {9, 4}, true, kIgnore, 0.1, true);
   class_case("cross_entropy_spatial", {2, 4, 3, 2}, true, kIgnore, 0.15, true);
   class_case("cross_entropy_unbatched", {5}, false, {}, 0.0, true);
-  class_case("cross_entropy_wide", {3, 40}, true, {}, 0.1, true);    // full-warp rows
+  class_case("cross_entropy_wide", {3, 40}, true, {}, 0.1, true);     // full-warp rows
   class_case("cross_entropy_long", {1, 1030}, false, {}, 0.0, true);  // a block per row
   // ---- nll_loss (the same family on log-probabilities) ----
   class_case("nll_loss", {6, 5}, false, {}, 0.0, false);
@@ -145,7 +147,9 @@ EMBER_HARNESS_CASES {
 
   // ---- cross_entropy with class probabilities (composed) ----
   register_case(
-      {"cross_entropy_probs", float_dtypes(), {},
+      {"cross_entropy_probs",
+       float_dtypes(),
+       {},
        [](const TensorList& in) {
          auto o = F::CrossEntropyFuncOptions().weight(in[2]).label_smoothing(0.1);
          return three([&](const auto& oo) { return F::cross_entropy(in[0], in[1], oo); }, o);
@@ -182,7 +186,9 @@ EMBER_HARNESS_CASES {
   auto pair_case = [](const std::string& name, Fill tfill,
                       std::function<Tensor(const Tensor&, const Tensor&, const std::string&)> fn,
                       std::function<double(double, double)> f) {
-    register_case({name, float_dtypes(), {{{3, 5}}, {{3, 5}, tfill}},
+    register_case({name,
+                   float_dtypes(),
+                   {{{3, 5}}, {{3, 5}, tfill}},
                    [fn](const TensorList& in) {
                      return TensorList{fn(in[0], in[1], "none"), fn(in[0], in[1], "sum"),
                                        fn(in[0], in[1], "mean")};
@@ -192,44 +198,52 @@ EMBER_HARNESS_CASES {
                    }});
     register_gradcheck(name);
   };
-  pair_case("mse_loss", Fill::Normal,
-            [](const Tensor& a, const Tensor& b, const std::string& r) {
-              return F::mse_loss(a, b, F::MSELossFuncOptions().reduction(r));
-            },
-            [](double a, double b) { return (a - b) * (a - b); });
-  pair_case("l1_loss", Fill::Normal,
-            [](const Tensor& a, const Tensor& b, const std::string& r) {
-              return F::l1_loss(a, b, F::L1LossFuncOptions().reduction(r));
-            },
-            [](double a, double b) { return std::fabs(a - b); });
-  pair_case("smooth_l1_loss", Fill::Normal,
-            [](const Tensor& a, const Tensor& b, const std::string& r) {
-              return F::smooth_l1_loss(a, b, F::SmoothL1LossFuncOptions().reduction(r).beta(0.5));
-            },
-            [](double a, double b) {
-              const double d = std::fabs(a - b);
-              return d < 0.5 ? 0.5 * d * d / 0.5 : d - 0.25;
-            });
-  pair_case("huber_loss", Fill::Normal,
-            [](const Tensor& a, const Tensor& b, const std::string& r) {
-              return F::huber_loss(a, b, F::HuberLossFuncOptions().reduction(r).delta(0.7));
-            },
-            [](double a, double b) {
-              const double d = std::fabs(a - b);
-              return d < 0.7 ? 0.5 * d * d : 0.7 * (d - 0.35);
-            });
-  pair_case("kl_div", Fill::Positive,
-            [](const Tensor& a, const Tensor& b, const std::string& r) {
-              return F::kl_div(a, b, F::KLDivFuncOptions().reduction(r));
-            },
-            [](double a, double b) { return b * (std::log(b) - a); });
-  pair_case("kl_div_log_target", Fill::Normal,
-            [](const Tensor& a, const Tensor& b, const std::string& r) {
-              return F::kl_div(a, b, F::KLDivFuncOptions().reduction(r).log_target(true));
-            },
-            [](double a, double b) { return std::exp(b) * (b - a); });
+  pair_case(
+      "mse_loss", Fill::Normal,
+      [](const Tensor& a, const Tensor& b, const std::string& r) {
+        return F::mse_loss(a, b, F::MSELossFuncOptions().reduction(r));
+      },
+      [](double a, double b) { return (a - b) * (a - b); });
+  pair_case(
+      "l1_loss", Fill::Normal,
+      [](const Tensor& a, const Tensor& b, const std::string& r) {
+        return F::l1_loss(a, b, F::L1LossFuncOptions().reduction(r));
+      },
+      [](double a, double b) { return std::fabs(a - b); });
+  pair_case(
+      "smooth_l1_loss", Fill::Normal,
+      [](const Tensor& a, const Tensor& b, const std::string& r) {
+        return F::smooth_l1_loss(a, b, F::SmoothL1LossFuncOptions().reduction(r).beta(0.5));
+      },
+      [](double a, double b) {
+        const double d = std::fabs(a - b);
+        return d < 0.5 ? 0.5 * d * d / 0.5 : d - 0.25;
+      });
+  pair_case(
+      "huber_loss", Fill::Normal,
+      [](const Tensor& a, const Tensor& b, const std::string& r) {
+        return F::huber_loss(a, b, F::HuberLossFuncOptions().reduction(r).delta(0.7));
+      },
+      [](double a, double b) {
+        const double d = std::fabs(a - b);
+        return d < 0.7 ? 0.5 * d * d : 0.7 * (d - 0.35);
+      });
+  pair_case(
+      "kl_div", Fill::Positive,
+      [](const Tensor& a, const Tensor& b, const std::string& r) {
+        return F::kl_div(a, b, F::KLDivFuncOptions().reduction(r));
+      },
+      [](double a, double b) { return b * (std::log(b) - a); });
+  pair_case(
+      "kl_div_log_target", Fill::Normal,
+      [](const Tensor& a, const Tensor& b, const std::string& r) {
+        return F::kl_div(a, b, F::KLDivFuncOptions().reduction(r).log_target(true));
+      },
+      [](double a, double b) { return std::exp(b) * (b - a); });
 
-  register_case({"kl_div_batchmean", float_dtypes(), {{{4, 3}}, {{4, 3}, Fill::Positive}},
+  register_case({"kl_div_batchmean",
+                 float_dtypes(),
+                 {{{4, 3}}, {{4, 3}, Fill::Positive}},
                  [](const TensorList& in) {
                    return TensorList{
                        F::kl_div(in[0], in[1], F::KLDivFuncOptions().reduction("batchmean"))};
@@ -245,16 +259,17 @@ EMBER_HARNESS_CASES {
   register_gradcheck("kl_div_batchmean");
 
   register_case(
-      {"binary_cross_entropy", float_dtypes(), {},
+      {"binary_cross_entropy",
+       float_dtypes(),
+       {},
        [](const TensorList& in) {
          auto o = F::BinaryCrossEntropyFuncOptions().weight(in[2]);
-         return three([&](const auto& oo) { return F::binary_cross_entropy(in[0], in[1], oo); },
-                      o);
+         return three([&](const auto& oo) { return F::binary_cross_entropy(in[0], in[1], oo); }, o);
        },
        [](const std::vector<Ref>& in, DType) {
          Ref l = ref_ternary(in[0], in[1], in[2], [](double x, double t, double w) {
-           return -w * (t * std::max(std::log(x), -100.0) +
-                        (1 - t) * std::max(std::log(1 - x), -100.0));
+           return -w *
+                  (t * std::max(std::log(x), -100.0) + (1 - t) * std::max(std::log(1 - x), -100.0));
          });
          return reductions(l.data, l.shape);
        },
@@ -267,7 +282,9 @@ EMBER_HARNESS_CASES {
   register_gradcheck("binary_cross_entropy", GradCheck{{0, 1}});
 
   register_case(
-      {"binary_cross_entropy_with_logits", float_dtypes(), {},
+      {"binary_cross_entropy_with_logits",
+       float_dtypes(),
+       {},
        [](const TensorList& in) {
          auto o = F::BinaryCrossEntropyWithLogitsFuncOptions().weight(in[2]).pos_weight(in[3]);
          TensorList r = three(

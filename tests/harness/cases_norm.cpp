@@ -75,7 +75,8 @@ constexpr double kMomentum = 0.1;
 
 void batch_norm_train_case(const char* name, Shape xs) {
   const int64_t c = xs[1];
-  register_case({name, float_dtypes(),
+  register_case({name,
+                 float_dtypes(),
                  {{xs}, {{c}}, {{c}}, {{c}}, {{c}, Fill::Positive}},
                  [](const TensorList& in) {
                    Tensor rm = in[3].clone(), rv = in[4].clone();
@@ -103,7 +104,8 @@ EMBER_HARNESS_CASES {
   batch_norm_train_case("batch_norm_train", {4, 3, 5});
   batch_norm_train_case("batch_norm1d_train", {8, 5});
 
-  register_case({"batch_norm_eval", floats,
+  register_case({"batch_norm_eval",
+                 floats,
                  {{{3, 4, 2, 3}}, {{4}}, {{4}}, {{4}}, {{4}, Fill::Positive}},
                  [](const TensorList& in) {
                    return TensorList{
@@ -119,10 +121,12 @@ EMBER_HARNESS_CASES {
   register_gradcheck("batch_norm_eval", GradCheck{{0, 1, 2}, {}});
 
   // Rows of 6 x 4 (a warp per row on a device) and of 140 (a block per row).
-  for (auto [name, xs, ns] : {std::tuple<const char*, Shape, Shape>{"layer_norm", {3, 2, 6, 4}, {6, 4}},
-                              {"layer_norm_long_rows", {2, 140}, {140}}}) {
+  for (auto [name, xs, ns] :
+       {std::tuple<const char*, Shape, Shape>{"layer_norm", {3, 2, 6, 4}, {6, 4}},
+        {"layer_norm_long_rows", {2, 140}, {140}}}) {
     const std::vector<int64_t> nshape(ns.begin(), ns.end());
-    register_case({name, floats,
+    register_case({name,
+                   floats,
                    {{xs}, {ns}, {ns}},
                    [nshape](const TensorList& in) {
                      return TensorList{F::layer_norm(in[0], nshape, in[1], in[2], kEps),
@@ -139,7 +143,8 @@ EMBER_HARNESS_CASES {
     register_gradcheck(name);
   }
 
-  register_case({"group_norm", floats,
+  register_case({"group_norm",
+                 floats,
                  {{{2, 6, 5}}, {{6}}, {{6}}},
                  [](const TensorList& in) {
                    return TensorList{F::group_norm(in[0], 3, in[1], in[2], kEps),
@@ -153,7 +158,8 @@ EMBER_HARNESS_CASES {
                  }});
   register_gradcheck("group_norm");
 
-  register_case({"rms_norm", floats,
+  register_case({"rms_norm",
+                 floats,
                  {{{4, 3, 10}}, {{10}}},
                  [](const TensorList& in) {
                    return TensorList{F::rms_norm(in[0], {10}, in[1], kEps),
@@ -173,8 +179,8 @@ EMBER_HARNESS_CASES {
                          s.var[static_cast<size_t>(r)] += v * v / static_cast<double>(n);
                        }
                      }
-                     out.push_back(apply_ref(in[0], g, s, n == 10 ? &in[1] : nullptr, nullptr,
-                                             kEps));
+                     out.push_back(
+                         apply_ref(in[0], g, s, n == 10 ? &in[1] : nullptr, nullptr, kEps));
                    }
                    return out;
                  }});
@@ -182,7 +188,9 @@ EMBER_HARNESS_CASES {
 
   // Forward only: by design the padding row's analytical gradient (zero) differs from finite
   // differences; test_nn_norm checks it.
-  register_case({"embedding_padding_idx", floats, {},
+  register_case({"embedding_padding_idx",
+                 floats,
+                 {},
                  [](const TensorList& in) {
                    return TensorList{F::embedding(in[1], in[0], 2), F::embedding(in[2], in[0], -1)};
                  },

@@ -17,7 +17,9 @@ Ref cpu_reference(const std::function<Tensor(Device)>& fn) {
 // A case whose op fills its (placed, possibly non-contiguous) input in place.
 void inplace_case(const std::string& name, std::vector<DType> dtypes,
                   std::function<void(Tensor&)> fill) {
-  register_case({name, std::move(dtypes), {{{3, 5}}},
+  register_case({name,
+                 std::move(dtypes),
+                 {{{3, 5}}},
                  [fill](const TensorList& in) {
                    manual_seed(kSeed);
                    Tensor x = in[0];
@@ -37,17 +39,19 @@ void inplace_case(const std::string& name, std::vector<DType> dtypes,
 // A case whose op creates a fresh tensor of the case dtype on the inputs' device.
 void factory_case(const std::string& name, std::vector<DType> dtypes,
                   std::function<Tensor(TensorOptions)> make) {
-  register_case({name, std::move(dtypes), {{{1}}},
-                 [make](const TensorList& in) {
-                   manual_seed(kSeed);
-                   return TensorList{make(TensorOptions().dtype(in[0].dtype()).device(in[0].device()))};
-                 },
-                 [make](const std::vector<Ref>&, DType dt) {
-                   return std::vector<Ref>{cpu_reference([&](Device d) {
-                     return make(TensorOptions().dtype(dt).device(d));
-                   })};
-                 },
-                 0.0});
+  register_case(
+      {name,
+       std::move(dtypes),
+       {{{1}}},
+       [make](const TensorList& in) {
+         manual_seed(kSeed);
+         return TensorList{make(TensorOptions().dtype(in[0].dtype()).device(in[0].device()))};
+       },
+       [make](const std::vector<Ref>&, DType dt) {
+         return std::vector<Ref>{
+             cpu_reference([&](Device d) { return make(TensorOptions().dtype(dt).device(d)); })};
+       },
+       0.0});
 }
 
 EMBER_HARNESS_CASES {
@@ -57,16 +61,21 @@ EMBER_HARNESS_CASES {
   inplace_case("bernoulli_", floats, [](Tensor& x) { x.bernoulli_(0.3); });
   factory_case("rand", floats, [](TensorOptions o) { return rand({4, 7}, o); });
   factory_case("randn", floats, [](TensorOptions o) { return randn({4, 7}, o); });
-  factory_case("randint", numeric_dtypes(), [](TensorOptions o) { return randint(0, 9, {4, 7}, o); });
+  factory_case("randint", numeric_dtypes(), [](TensorOptions o) {
+    return randint(0, 9, {4, 7}, o);
+  });
   factory_case("randperm", {kInt64, kInt32}, [](TensorOptions o) { return randperm(20, o); });
-  register_case({"bernoulli_p", floats, {{{3, 5}, Fill::Unit}},
+  register_case({"bernoulli_p",
+                 floats,
+                 {{{3, 5}, Fill::Unit}},
                  [](const TensorList& in) {
                    manual_seed(kSeed);
                    return TensorList{bernoulli(abs(in[0]))};
                  },
                  [](const std::vector<Ref>& in, DType dt) {
                    Tensor p = tensor(in[0].data, Shape{in[0].numel()}).reshape(in[0].shape).to(dt);
-                   return std::vector<Ref>{cpu_reference([&](Device d) { return bernoulli(abs(p.to(d))); })};
+                   return std::vector<Ref>{
+                       cpu_reference([&](Device d) { return bernoulli(abs(p.to(d))); })};
                  },
                  0.0});
 }

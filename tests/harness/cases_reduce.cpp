@@ -145,7 +145,9 @@ void fold_case(const std::string& name, std::vector<DType> dtypes, Fill fill,
                std::vector<DimsChoice> choices,
                std::function<Tensor(const Tensor&, const std::vector<int64_t>&, bool)> fn,
                Fold ref) {
-  register_case({name, std::move(dtypes), {{kShape, fill}},
+  register_case({name,
+                 std::move(dtypes),
+                 {{kShape, fill}},
                  [fn, choices](const TensorList& in) {
                    TensorList out;
                    for (const auto& c : choices) out.push_back(fn(in[0], c.dims, c.keepdim));
@@ -160,7 +162,9 @@ void fold_case(const std::string& name, std::vector<DType> dtypes, Fill fill,
 
 // (values, indices) of max/min along each dim.
 void extreme_dim_case(const std::string& name, std::vector<DType> dtypes, bool is_max) {
-  register_case({name, std::move(dtypes), {{kShape, Fill::Normal}},
+  register_case({name,
+                 std::move(dtypes),
+                 {{kShape, Fill::Normal}},
                  [is_max](const TensorList& in) {
                    TensorList out;
                    for (int64_t d : {0, 1, -1}) {
@@ -185,65 +189,72 @@ EMBER_HARNESS_CASES {
   const auto floats = float_dtypes();
   const auto numeric = numeric_dtypes();
   const auto every = all_dtypes();
-  const std::vector<DimsChoice> dim_sets = {{{}, false}, {{0}, false}, {{1, 2}, true},
-                                            {{-1}, false}, {{2, 0}, false}};
+  const std::vector<DimsChoice> dim_sets = {
+      {{}, false}, {{0}, false}, {{1, 2}, true}, {{-1}, false}, {{2, 0}, false}};
 
-  fold_case("sum", every, Fill::Normal, dim_sets,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return sum(x, d, k); },
-            f_sum);
-  fold_case("mean", floats, Fill::Normal, dim_sets,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return mean(x, d, k); },
-            f_mean);
+  fold_case(
+      "sum", every, Fill::Normal, dim_sets,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return sum(x, d, k); }, f_sum);
+  fold_case(
+      "mean", floats, Fill::Normal, dim_sets,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return mean(x, d, k); }, f_mean);
   // prod folds one dim (products over all 60 elements leave float16's range).
-  fold_case("prod", every, Fill::Normal, {{{0}, false}, {{2}, true}, {{-2}, false}},
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-              return prod(x, d[0], k);
-            },
-            f_prod);
-  fold_case("amax", every, Fill::Normal, dim_sets,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return amax(x, d, k); },
-            f_max);
-  fold_case("amin", every, Fill::Normal, dim_sets,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return amin(x, d, k); },
-            f_min);
-  fold_case("max", every, Fill::Normal, {{{}, false}},
-            [](const Tensor& x, const std::vector<int64_t>&, bool) { return max(x); }, f_max);
-  fold_case("min", every, Fill::Normal, {{{}, false}},
-            [](const Tensor& x, const std::vector<int64_t>&, bool) { return min(x); }, f_min);
+  fold_case(
+      "prod", every, Fill::Normal, {{{0}, false}, {{2}, true}, {{-2}, false}},
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return prod(x, d[0], k); },
+      f_prod);
+  fold_case(
+      "amax", every, Fill::Normal, dim_sets,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return amax(x, d, k); }, f_max);
+  fold_case(
+      "amin", every, Fill::Normal, dim_sets,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return amin(x, d, k); }, f_min);
+  fold_case(
+      "max", every, Fill::Normal, {{{}, false}},
+      [](const Tensor& x, const std::vector<int64_t>&, bool) { return max(x); }, f_max);
+  fold_case(
+      "min", every, Fill::Normal, {{{}, false}},
+      [](const Tensor& x, const std::vector<int64_t>&, bool) { return min(x); }, f_min);
   extreme_dim_case("max_dim", every, true);
   extreme_dim_case("min_dim", every, false);
   // argmax/argmin: flattened (row-major order of the logical tensor), and along dims.
   for (bool is_max : {true, false}) {
-    register_case({is_max ? "argmax" : "argmin", numeric, {{kShape, Fill::Normal}},
-                   [is_max](const TensorList& in) {
-                     auto f = is_max ? static_cast<Tensor (*)(const Tensor&, std::optional<int64_t>,
-                                                              bool)>(argmax)
-                                     : static_cast<Tensor (*)(const Tensor&, std::optional<int64_t>,
-                                                              bool)>(argmin);
-                     return TensorList{f(in[0], std::nullopt, false), f(in[0], std::nullopt, true),
-                                       f(in[0], 2, false), f(in[0], 0, true)};
-                   },
-                   [is_max](const std::vector<Ref>& in, DType) {
-                     const Fold f = is_max ? Fold(f_argmax) : Fold(f_argmin);
-                     return std::vector<Ref>{fold(in[0], {}, false, f), fold(in[0], {}, true, f),
-                                             fold(in[0], {2}, false, f),
-                                             fold(in[0], {0}, true, f)};
-                   }});
+    register_case(
+        {is_max ? "argmax" : "argmin",
+         numeric,
+         {{kShape, Fill::Normal}},
+         [is_max](const TensorList& in) {
+           auto f =
+               is_max
+                   ? static_cast<Tensor (*)(const Tensor&, std::optional<int64_t>, bool)>(argmax)
+                   : static_cast<Tensor (*)(const Tensor&, std::optional<int64_t>, bool)>(argmin);
+           return TensorList{f(in[0], std::nullopt, false), f(in[0], std::nullopt, true),
+                             f(in[0], 2, false), f(in[0], 0, true)};
+         },
+         [is_max](const std::vector<Ref>& in, DType) {
+           const Fold f = is_max ? Fold(f_argmax) : Fold(f_argmin);
+           return std::vector<Ref>{fold(in[0], {}, false, f), fold(in[0], {}, true, f),
+                                   fold(in[0], {2}, false, f), fold(in[0], {0}, true, f)};
+         }});
   }
   for (int64_t corr : {1, 0}) {
     const std::string suffix = corr == 1 ? "" : "_correction0";
-    fold_case("var" + suffix, floats, Fill::Normal, dim_sets,
-              [corr](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-                return var(x, d, corr, k);
-              },
-              f_var(corr));
-    fold_case("std" + suffix, floats, Fill::Normal, dim_sets,
-              [corr](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-                return ember::std(x, d, corr, k);
-              },
-              [corr](const std::vector<double>& v) { return std::sqrt(f_var(corr)(v)); });
+    fold_case(
+        "var" + suffix, floats, Fill::Normal, dim_sets,
+        [corr](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+          return var(x, d, corr, k);
+        },
+        f_var(corr));
+    fold_case(
+        "std" + suffix, floats, Fill::Normal, dim_sets,
+        [corr](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+          return ember::std(x, d, corr, k);
+        },
+        [corr](const std::vector<double>& v) { return std::sqrt(f_var(corr)(v)); });
   }
-  register_case({"var_mean", floats, {{kShape, Fill::Normal}},
+  register_case({"var_mean",
+                 floats,
+                 {{kShape, Fill::Normal}},
                  [](const TensorList& in) {
                    auto [v, m] = var_mean(in[0], {0, 2}, 1, true);
                    return TensorList{v, m};
@@ -253,31 +264,34 @@ EMBER_HARNESS_CASES {
                                            fold(in[0], {0, 2}, true, f_mean)};
                  }});
   for (double p : {2.0, 1.0, kInf, -kInf, 0.0, 3.0, 0.5}) {
-    const std::string name = p == kInf ? "norm_inf" : p == -kInf ? "norm_neginf"
-                                                    : "norm_p" + std::to_string(p).substr(0, 3);
-    fold_case(name, floats, Fill::Normal, dim_sets,
-              [p](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-                return norm(x, p, d, k);
-              },
-              f_norm(p));
+    const std::string name = p == kInf    ? "norm_inf"
+                             : p == -kInf ? "norm_neginf"
+                                          : "norm_p" + std::to_string(p).substr(0, 3);
+    fold_case(
+        name, floats, Fill::Normal, dim_sets,
+        [p](const Tensor& x, const std::vector<int64_t>& d, bool k) { return norm(x, p, d, k); },
+        f_norm(p));
   }
-  fold_case("logsumexp", every, Fill::Wide, dim_sets,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-              return logsumexp(x, d, k);
-            },
-            f_lse);
-  fold_case("any", every, Fill::Small, {{{}, false}, {{1}, false}, {{2}, true}},
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-              return d.empty() ? any(x) : any(x, d[0], k);
-            },
-            f_any);
-  fold_case("all", every, Fill::Small, {{{}, false}, {{1}, false}, {{2}, true}},
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-              return d.empty() ? all(x) : all(x, d[0], k);
-            },
-            f_all);
+  fold_case(
+      "logsumexp", every, Fill::Wide, dim_sets,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return logsumexp(x, d, k); },
+      f_lse);
+  fold_case(
+      "any", every, Fill::Small, {{{}, false}, {{1}, false}, {{2}, true}},
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+        return d.empty() ? any(x) : any(x, d[0], k);
+      },
+      f_any);
+  fold_case(
+      "all", every, Fill::Small, {{{}, false}, {{1}, false}, {{2}, true}},
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+        return d.empty() ? all(x) : all(x, d[0], k);
+      },
+      f_all);
   for (bool is_sum : {true, false}) {
-    register_case({is_sum ? "cumsum" : "cumprod", every, {{kShape, Fill::Normal}},
+    register_case({is_sum ? "cumsum" : "cumprod",
+                   every,
+                   {{kShape, Fill::Normal}},
                    [is_sum](const TensorList& in) {
                      TensorList out;
                      for (int64_t d : {0, 1, -1}) {
@@ -288,14 +302,16 @@ EMBER_HARNESS_CASES {
                    [is_sum](const std::vector<Ref>& in, DType) {
                      std::vector<Ref> out;
                      for (int64_t d : {0, 1, -1}) {
-                       out.push_back(running(in[0], d, is_sum ? Fold(f_last_sum)
-                                                              : Fold(f_last_prod)));
+                       out.push_back(
+                           running(in[0], d, is_sum ? Fold(f_last_sum) : Fold(f_last_prod)));
                      }
                      return out;
                    }});
   }
   for (bool log : {false, true}) {
-    register_case({log ? "log_softmax" : "softmax", floats, {{kShape, Fill::Wide}},
+    register_case({log ? "log_softmax" : "softmax",
+                   floats,
+                   {{kShape, Fill::Wide}},
                    [log](const TensorList& in) {
                      TensorList out;
                      for (int64_t d : {0, 1, -1}) {

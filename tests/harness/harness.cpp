@@ -8,7 +8,7 @@
 
 namespace ember::harness {
 
-// ---- references ----------------------------------------------------------------------------------
+// ---- references ---------------------------------------------------------------------------------
 
 Ref::Ref(const Tensor& t) : shape(t.sizes()), data(t.to_vector<double>()) {}
 
@@ -23,7 +23,8 @@ double Ref::at(const std::vector<int64_t>& idx) const {
   return data[static_cast<size_t>(flat)];
 }
 
-void for_each_index(const Shape& shape, const std::function<void(const std::vector<int64_t>&)>& fn) {
+void for_each_index(const Shape& shape,
+                    const std::function<void(const std::vector<int64_t>&)>& fn) {
   int64_t n = shape.numel();
   std::vector<int64_t> idx(shape.size(), 0);
   for (int64_t k = 0; k < n; ++k) {
@@ -45,7 +46,8 @@ Ref ref_binary(const Ref& a, const Ref& b, const std::function<double(double, do
   Shape s = broadcast_shapes(a.shape, b.shape);
   Ref out(s, {});
   out.data.reserve(static_cast<size_t>(s.numel()));
-  for_each_index(s, [&](const std::vector<int64_t>& i) { out.data.push_back(f(a.at(i), b.at(i))); });
+  for_each_index(s,
+                 [&](const std::vector<int64_t>& i) { out.data.push_back(f(a.at(i), b.at(i))); });
   return out;
 }
 
@@ -54,13 +56,12 @@ Ref ref_ternary(const Ref& a, const Ref& b, const Ref& c,
   Shape s = broadcast_shapes(broadcast_shapes(a.shape, b.shape), c.shape);
   Ref out(s, {});
   out.data.reserve(static_cast<size_t>(s.numel()));
-  for_each_index(s, [&](const std::vector<int64_t>& i) {
-    out.data.push_back(f(a.at(i), b.at(i), c.at(i)));
-  });
+  for_each_index(
+      s, [&](const std::vector<int64_t>& i) { out.data.push_back(f(a.at(i), b.at(i), c.at(i))); });
   return out;
 }
 
-// ---- registry and inputs -------------------------------------------------------------------------
+// ---- registry and inputs ------------------------------------------------------------------------
 
 namespace {
 std::vector<OpCase>& registry() {
@@ -130,24 +131,35 @@ Tensor make_input(const InputSpec& spec, DType case_dtype, std::mt19937& rng) {
   std::uniform_int_distribution<int64_t> ints(lo, 9);
   for (double& x : v) {
     switch (spec.fill) {
-      case Fill::Normal: x = integral ? static_cast<double>(ints(rng)) : normal(rng); break;
+      case Fill::Normal:
+        x = integral ? static_cast<double>(ints(rng)) : normal(rng);
+        break;
       case Fill::Positive:
         x = integral ? static_cast<double>(1 + ints(rng) % 9 + (ints(rng) < 0 ? 9 : 0))
                      : 0.1 + 3.9 * uni(rng);
         if (integral) x = std::fabs(x) < 1 ? 1 : std::fabs(x);
         break;
-      case Fill::Unit: x = integral ? static_cast<double>(ints(rng) % 2) : -0.95 + 1.9 * uni(rng); break;
+      case Fill::Unit:
+        x = integral ? static_cast<double>(ints(rng) % 2) : -0.95 + 1.9 * uni(rng);
+        break;
       case Fill::NonZero:
         if (integral) {
-          do x = static_cast<double>(ints(rng)); while (x == 0);
+          do x = static_cast<double>(ints(rng));
+          while (x == 0);
         } else {
-          do x = normal(rng); while (std::fabs(x) < 0.25);
+          do x = normal(rng);
+          while (std::fabs(x) < 0.25);
         }
         break;
-      case Fill::Bool: x = uni(rng) < 0.5 ? 0.0 : 1.0; break;
-      case Fill::Small: x = static_cast<double>(static_cast<int>(uni(rng) * 4) % 4); break;
+      case Fill::Bool:
+        x = uni(rng) < 0.5 ? 0.0 : 1.0;
+        break;
+      case Fill::Small:
+        x = static_cast<double>(static_cast<int>(uni(rng) * 4) % 4);
+        break;
       case Fill::Wide:
-        x = integral ? static_cast<double>(static_cast<int64_t>(uni(rng) * 61) - 30) : 4 * normal(rng);
+        x = integral ? static_cast<double>(static_cast<int64_t>(uni(rng) * 61) - 30)
+                     : 4 * normal(rng);
         if (dt == kUInt8) x = std::fabs(x);
         break;
     }

@@ -60,7 +60,7 @@ struct GradCheck {
 };
 
 struct OpCase {
-  std::string name;          // op name, also the test name
+  std::string name;           // op name, also the test name
   std::vector<DType> dtypes;  // dtypes to test
   std::vector<InputSpec> inputs;
   // Calls the op under test.
@@ -85,9 +85,9 @@ void register_gradcheck(const std::string& name, GradCheck g = {});
 std::vector<std::string> attach_gradchecks();
 
 // Dtype lists.
-std::vector<DType> float_dtypes();               // f16, bf16, f32, f64
-std::vector<DType> numeric_dtypes();             // floats and integers, no bool
-std::vector<DType> all_dtypes();                 // everything
+std::vector<DType> float_dtypes();    // f16, bf16, f32, f64
+std::vector<DType> numeric_dtypes();  // floats and integers, no bool
+std::vector<DType> all_dtypes();      // everything
 std::vector<DType> integer_dtypes(bool with_bool = false);
 
 // Random input of a spec, made on the CPU.
@@ -98,8 +98,8 @@ Tensor make_input(const InputSpec& spec, DType dtype, std::mt19937& rng);
 #define EMBER_HARNESS_CONCAT2(a, b) a##b
 #define EMBER_HARNESS_CONCAT(a, b) EMBER_HARNESS_CONCAT2(a, b)
 // EMBER_HARNESS_CASES { register_case(...); ... } registers cases at static-init time.
-#define EMBER_HARNESS_CASES                                                            \
-  static void EMBER_HARNESS_CONCAT(ember_cases_, __LINE__)();                          \
-  static const int EMBER_HARNESS_CONCAT(ember_cases_reg_, __LINE__) =                  \
-      (EMBER_HARNESS_CONCAT(ember_cases_, __LINE__)(), 0);                             \
+#define EMBER_HARNESS_CASES                                           \
+  static void EMBER_HARNESS_CONCAT(ember_cases_, __LINE__)();         \
+  static const int EMBER_HARNESS_CONCAT(ember_cases_reg_, __LINE__) = \
+      (EMBER_HARNESS_CONCAT(ember_cases_, __LINE__)(), 0);            \
   static void EMBER_HARNESS_CONCAT(ember_cases_, __LINE__)()

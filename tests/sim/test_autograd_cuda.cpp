@@ -19,8 +19,8 @@ const bool kEnvSet = [] { return setenv("EMBER_SIM_DEVICES", "2", 1) == 0; }();
 TEST(AutogradCudaSim, TransfersCarryGradientsBack) {
   ASSERT_TRUE(kEnvSet);
   ASSERT_EQ(cuda::device_count(), 2);
-  Tensor x = tensor({1.0f, 2.0f, 3.0f}, {}, TensorOptions().device(Device("cuda:0")))
-                 .requires_grad_();
+  Tensor x =
+      tensor({1.0f, 2.0f, 3.0f}, {}, TensorOptions().device(Device("cuda:0"))).requires_grad_();
   Tensor y = x.to(Device("cuda:1")).to(kFloat64).cpu();
   EXPECT_EQ(y.grad_fn()->name(), "ToCopyBackward0");
   y.backward(tensor({0.5, -1.0, 4.0}, {}, kFloat64));
@@ -39,8 +39,8 @@ TEST(AutogradCudaSim, TransfersCarryGradientsBack) {
 // Arithmetic on the devices (element-wise and reduction kernels).
 TEST(AutogradCudaSim, BackwardOnDevice) {
   ASSERT_TRUE(kEnvSet);
-  Tensor x = tensor({1.0f, 2.0f, 3.0f}, {}, TensorOptions().device(Device("cuda:0")))
-                 .requires_grad_();
+  Tensor x =
+      tensor({1.0f, 2.0f, 3.0f}, {}, TensorOptions().device(Device("cuda:0"))).requires_grad_();
   Tensor y = (x * x).sum();
   y.backward();
   ASSERT_TRUE(x.grad().defined());

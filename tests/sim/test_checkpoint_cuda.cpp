@@ -1,7 +1,6 @@
 // Gradient checkpointing and safetensors on an emulated CUDA device: the memory checkpointing
 // saves, replayed device random streams, and files written from and loaded onto the device.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstring>
@@ -115,7 +114,8 @@ TEST(CheckpointCuda, SafetensorsFromAndToDevice) {
     // Written from the device through a non-contiguous view where there is one.
     back.insert(name, t.dim() == 2 ? t.t().contiguous().t() : t);
   }
-  const std::string out = testing::TempDir() + "ember_cuda_" + std::to_string(getpid()) + ".safetensors";
+  const std::string out =
+      testing::TempDir() + "ember_cuda_" + std::to_string(getpid()) + ".safetensors";
   io::save_safetensors(out, back, {{"format", "pt"}});
   EXPECT_EQ(read_bytes(out), read_bytes(fixture));
   unlink(out.c_str());

@@ -32,8 +32,8 @@ void expect_bits(const Tensor& got, const Tensor& want, const std::string& what 
     const char* a = static_cast<const char*>(g.data_ptr()) + i * es;
     const char* b = static_cast<const char*>(w.data_ptr()) + i * es;
     if (std::memcmp(a, b, es) != 0) {
-      ADD_FAILURE() << what << ": element " << i << " differs: "
-                    << g.reshape({-1}).select(0, i).item<double>() << " vs "
+      ADD_FAILURE() << what << ": element " << i
+                    << " differs: " << g.reshape({-1}).select(0, i).item<double>() << " vs "
                     << w.reshape({-1}).select(0, i).item<double>();
       return;
     }
@@ -135,12 +135,12 @@ TEST(CudaElementwise, TransposeCopy) {
 
 TEST(CudaElementwise, CastsMatchTheCpuBitForBitForEveryPair) {
   ASSERT_TRUE(kEnvSet);
-  const std::vector<double> values = {0.0,   -0.0,  1.0,   -1.0,   2.5,     -2.5,   0.1,
-                                      127.7, 128.5, 255.9, -129.0, 300.25,  65504., 70000.,
-                                      1e10,  -1e10, 3e38,  1e-8,   -1e-40,  NAN,    INFINITY,
-                                      -INFINITY, 1e19, -1e19, 0.5, 1.5,     2.5e-5};
-  Tensor base = tensor(values, {static_cast<int64_t>(values.size())},
-                       TensorOptions().dtype(kFloat64));
+  const std::vector<double> values = {0.0,       -0.0,  1.0,   -1.0,   2.5,    -2.5,   0.1,
+                                      127.7,     128.5, 255.9, -129.0, 300.25, 65504., 70000.,
+                                      1e10,      -1e10, 3e38,  1e-8,   -1e-40, NAN,    INFINITY,
+                                      -INFINITY, 1e19,  -1e19, 0.5,    1.5,    2.5e-5};
+  Tensor base =
+      tensor(values, {static_cast<int64_t>(values.size())}, TensorOptions().dtype(kFloat64));
   for (DType s : kAllDTypes) {
     Tensor src = base.to(s);
     Tensor src_d = src.cuda();
@@ -148,8 +148,8 @@ TEST(CudaElementwise, CastsMatchTheCpuBitForBitForEveryPair) {
       const std::string what = std::string(dtype_name(s)) + " -> " + std::string(dtype_name(d));
       expect_bits(src_d.to(d), src.to(d), what);
       // Strided source and destination, and a broadcast source.
-      Tensor out = empty({static_cast<int64_t>(values.size()), 2},
-                         TensorOptions().dtype(d).device(kCUDA));
+      Tensor out =
+          empty({static_cast<int64_t>(values.size()), 2}, TensorOptions().dtype(d).device(kCUDA));
       out.select(1, 1).copy_(src_d);
       expect_bits(out.select(1, 1), src.to(d), what + " strided");
       out.copy_(src_d.narrow(0, 3, 1).reshape({1, 1}));
@@ -171,7 +171,7 @@ TEST(CudaElementwise, InPlaceOpsOnNonContiguousViews) {
   Tensor d = h.cuda();
   for (Tensor* t : {&h, &d}) {
     t->t().narrow(0, 1, 3).add_(other.to(t->device()).t(), 2);  // rows 1..3 of the transpose
-    t->slice(1, 0, 8, 2).mul_(-1.5);                             // every other column
+    t->slice(1, 0, 8, 2).mul_(-1.5);                            // every other column
     t->narrow(0, 2, 3).exp_();
     t->select(1, 7).fill_(4.0);
     t->slice(0, 1, 6, 2).zero_();

@@ -91,11 +91,15 @@ TEST(CudaIndex, OutOfRangeIndexRaisesAndDeviceStaysUsable) {
   Tensor g = gpu(tensor(std::vector<int64_t>{0, 1, 3, 2, 1, 0}, {2, 3}));
   EXPECT_EQ(index_error([&] { gather(x, 1, g); }),
             "[gather] index 3 is out of bounds for dimension 1 with size 3");
-  EXPECT_EQ(index_error([&] { scatter_add(x, 1, g, gpu(ones({2, 3}))); }),
+  EXPECT_EQ(index_error([&] {
+              scatter_add(x, 1, g, gpu(ones({2, 3})));
+            }),
             "[scatter_add] index 3 is out of bounds for dimension 1 with size 3");
   // Advanced indexing names the indexed dim; negative values wrap only down to -size.
   Tensor neg = gpu(tensor(std::vector<int64_t>{-1, -4}));
-  EXPECT_EQ(index_error([&] { x.index({Tensor(), neg}); }),
+  EXPECT_EQ(index_error([&] {
+              x.index({Tensor(), neg});
+            }),
             "[index] index -4 is out of bounds for dimension 1 with size 3");
   Tensor y = x.clone();
   EXPECT_EQ(index_error([&] { y.index_put_({bad}, gpu(ones({3})), true); }),
@@ -126,7 +130,9 @@ TEST(CudaIndex, NegativeIndices) {
   Tensor sel = random_ints({6}, 0, 4, rng).to(kInt32);
   expect_same(index_select(x, 0, gpu(sel)), index_select(xc, 0, sel), "index_select int32");
   Tensor bad32 = tensor(std::vector<int32_t>{1, -5}).to(kInt32);
-  EXPECT_EQ(index_error([&] { x.index({Tensor(), Tensor(), gpu(bad32)}); }),
+  EXPECT_EQ(index_error([&] {
+              x.index({Tensor(), Tensor(), gpu(bad32)});
+            }),
             "[index] index -5 is out of bounds for dimension 2 with size 3");
   // CPU index tensors may index a CUDA tensor.
   expect_same(x.index({i0}), xc.index({i0}), "cpu indices");
@@ -236,8 +242,9 @@ TEST(CudaSort, NaNPlacement) {
   // NaN in a multi-tile row.
   std::mt19937 rng(17);
   Tensor big = random_floats({1, 5000}, rng);
-  big.index_put_({tensor(std::vector<int64_t>{0, 0, 0}), tensor(std::vector<int64_t>{7, 2500, 4999})},
-                 full({3}, nan));
+  big.index_put_(
+      {tensor(std::vector<int64_t>{0, 0, 0}), tensor(std::vector<int64_t>{7, 2500, 4999})},
+      full({3}, nan));
   auto [v, i] = sort(gpu(big), 1, false, true);
   auto [vc, ic] = sort(big, 1, false, true);
   expect_same(v, vc, "long values");

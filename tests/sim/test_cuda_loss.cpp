@@ -18,7 +18,8 @@ const Device kDev(kCUDA, 0);
 void expect_close(const Tensor& got, const Tensor& want, double tol) {
   ASSERT_EQ(got.sizes(), want.sizes());
   EXPECT_TRUE(allclose(got.cpu().to(kFloat64), want.cpu().to(kFloat64), tol, tol))
-      << got.cpu() << "\nvs\n" << want;
+      << got.cpu() << "\nvs\n"
+      << want;
 }
 
 struct Shape2 {
@@ -41,7 +42,8 @@ TEST(CudaLoss, MatchesCpuForEveryRowMapping) {
       Tensor want = F::cross_entropy(xc, t, F::CrossEntropyFuncOptions(o).weight(w.to(kFloat32)));
       want.backward();
       Tensor xd = x.to(kDev).requires_grad_(true);
-      Tensor got = F::cross_entropy(xd, t.to(kDev), F::CrossEntropyFuncOptions(o).weight(w.to(kDev)));
+      Tensor got =
+          F::cross_entropy(xd, t.to(kDev), F::CrossEntropyFuncOptions(o).weight(w.to(kDev)));
       EXPECT_EQ(got.dtype(), dt);
       got.backward();
       const double tol = dt == kFloat32 || dt == kFloat64 ? 1e-5 : 2e-2;

@@ -91,9 +91,9 @@ TEST(CudaMemory, OutOfMemoryIsCatchableAndTheProgramGoesOn) {
 
 TEST(CudaMemory, MemoryFractionCapsTheAllocator) {
   cuda::empty_cache();
-  cuda::set_per_process_memory_fraction(0.25);  // 64 MiB of 256 MiB
+  cuda::set_per_process_memory_fraction(0.25);               // 64 MiB of 256 MiB
   EXPECT_THROW(empty({25 << 20}, kCuda), OutOfMemoryError);  // 100 MiB
-  Tensor ok = empty({10 << 20}, kCuda);  // 40 MiB
+  Tensor ok = empty({10 << 20}, kCuda);                      // 40 MiB
   EXPECT_EQ(ok.numel(), 10 << 20);
   cuda::set_per_process_memory_fraction(1.0);
   EXPECT_THROW(cuda::set_per_process_memory_fraction(0.0), ValueError);

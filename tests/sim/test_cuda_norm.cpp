@@ -25,7 +25,9 @@ std::vector<unsigned char> bytes_of(const Tensor& t) {
 void expect_close(const Tensor& a, const Tensor& b, double tol) {
   ASSERT_EQ(a.sizes(), b.sizes());
   EXPECT_TRUE(allclose(a.cpu().to(kFloat64), b.cpu().to(kFloat64), tol, tol))
-      << "got\n" << a.cpu() << "\nexpected\n" << b.cpu();
+      << "got\n"
+      << a.cpu() << "\nexpected\n"
+      << b.cpu();
 }
 
 }  // namespace

@@ -43,8 +43,7 @@ void expect_matches(const Tensor& got, const Tensor& want, double rtol, const st
       EXPECT_TRUE(std::isnan(w[i]) ? std::isnan(g[i]) : g[i] == w[i])
           << what << " element " << i << ": got " << g[i] << ", want " << w[i];
     } else {
-      EXPECT_NEAR(g[i], w[i], rtol * (1.0 + std::fabs(w[i])))
-          << what << " element " << i;
+      EXPECT_NEAR(g[i], w[i], rtol * (1.0 + std::fabs(w[i]))) << what << " element " << i;
     }
   }
 }
@@ -120,31 +119,47 @@ TEST(CudaReduce, InnerRowsMatchCpu) {
   for (const Shape& s : {Shape{64, 300}, Shape{8, 3000}, Shape{1000, 3}}) {
     const Tensor x = randn_cpu(s);
     const std::string tag = "shape " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + " ";
-    expect_same(x, [](const Tensor& t) { return sum(t, {1}); }, 1e-5, tag + "sum");
-    expect_same(x, [](const Tensor& t) { return mean(t, {1}, true); }, 1e-5, tag + "mean");
-    expect_same(x, [](const Tensor& t) { return var(t, {1}); }, 1e-5, tag + "var");
-    expect_same(x, [](const Tensor& t) { return ember::std(t, {1}, 0); }, 1e-5, tag + "std");
-    expect_same(x, [](const Tensor& t) { return amax(t, {1}); }, 0, tag + "amax");
-    expect_same(x, [](const Tensor& t) { return amin(t, {1}); }, 0, tag + "amin");
-    expect_same(x, [](const Tensor& t) { return logsumexp(t, {1}); }, 1e-5, tag + "logsumexp");
+    expect_same(
+        x, [](const Tensor& t) { return sum(t, {1}); }, 1e-5, tag + "sum");
+    expect_same(
+        x, [](const Tensor& t) { return mean(t, {1}, true); }, 1e-5, tag + "mean");
+    expect_same(
+        x, [](const Tensor& t) { return var(t, {1}); }, 1e-5, tag + "var");
+    expect_same(
+        x, [](const Tensor& t) { return ember::std(t, {1}, 0); }, 1e-5, tag + "std");
+    expect_same(
+        x, [](const Tensor& t) { return amax(t, {1}); }, 0, tag + "amax");
+    expect_same(
+        x, [](const Tensor& t) { return amin(t, {1}); }, 0, tag + "amin");
+    expect_same(
+        x, [](const Tensor& t) { return logsumexp(t, {1}); }, 1e-5, tag + "logsumexp");
     for (double p : {0.0, 1.0, 2.0, 3.0, 0.5, kInf, -kInf}) {
-      expect_same(x, [p](const Tensor& t) { return norm(t, p, {1}); }, 1e-5,
-                  tag + "norm " + std::to_string(p));
+      expect_same(
+          x, [p](const Tensor& t) { return norm(t, p, {1}); }, 1e-5,
+          tag + "norm " + std::to_string(p));
     }
-    expect_same(x, [](const Tensor& t) { return std::get<1>(max(t, 1)); }, 0, tag + "argmax");
+    expect_same(
+        x, [](const Tensor& t) { return std::get<1>(max(t, 1)); }, 0, tag + "argmax");
   }
 }
 
 TEST(CudaReduce, OuterColumnsMatchCpu) {
   manual_seed(2);
   const Tensor x = randn_cpu({300, 64});
-  expect_same(x, [](const Tensor& t) { return sum(t, {0}); }, 1e-5, "sum");
-  expect_same(x, [](const Tensor& t) { return var(t, {0}, 1, true); }, 1e-5, "var");
-  expect_same(x, [](const Tensor& t) { return amin(t, {0}); }, 0, "amin");
-  expect_same(x, [](const Tensor& t) { return prod(t, 0); }, 1e-4, "prod");
-  expect_same(x, [](const Tensor& t) { return std::get<0>(min(t, 0)); }, 0, "min values");
-  expect_same(x, [](const Tensor& t) { return std::get<1>(min(t, 0)); }, 0, "min indices");
-  expect_same(x, [](const Tensor& t) { return logsumexp(t, {0}); }, 1e-5, "logsumexp");
+  expect_same(
+      x, [](const Tensor& t) { return sum(t, {0}); }, 1e-5, "sum");
+  expect_same(
+      x, [](const Tensor& t) { return var(t, {0}, 1, true); }, 1e-5, "var");
+  expect_same(
+      x, [](const Tensor& t) { return amin(t, {0}); }, 0, "amin");
+  expect_same(
+      x, [](const Tensor& t) { return prod(t, 0); }, 1e-4, "prod");
+  expect_same(
+      x, [](const Tensor& t) { return std::get<0>(min(t, 0)); }, 0, "min values");
+  expect_same(
+      x, [](const Tensor& t) { return std::get<1>(min(t, 0)); }, 0, "min indices");
+  expect_same(
+      x, [](const Tensor& t) { return logsumexp(t, {0}); }, 1e-5, "logsumexp");
 }
 
 // 100k elements into one output, and 4096 rows into 40 columns: both split into chunks whose
@@ -152,33 +167,65 @@ TEST(CudaReduce, OuterColumnsMatchCpu) {
 TEST(CudaReduce, TwoPassLongReductions) {
   manual_seed(3);
   const Tensor x = randn_cpu({100000});
-  expect_same(x, [](const Tensor& t) { return sum(t); }, 1e-4, "sum");
-  expect_same(x, [](const Tensor& t) { return mean(t); }, 1e-4, "mean");
-  expect_same(x, [](const Tensor& t) { return var(t); }, 1e-5, "var");
-  expect_same(x, [](const Tensor& t) { return norm(t, 2.0); }, 1e-5, "norm");
-  expect_same(x, [](const Tensor& t) { return max(t); }, 0, "max");
-  expect_same(x, [](const Tensor& t) { return argmin(t); }, 0, "argmin");
-  expect_same(x, [](const Tensor& t) { return logsumexp(t, {0}); }, 1e-5, "logsumexp");
+  expect_same(
+      x, [](const Tensor& t) { return sum(t); }, 1e-4, "sum");
+  expect_same(
+      x, [](const Tensor& t) { return mean(t); }, 1e-4, "mean");
+  expect_same(
+      x, [](const Tensor& t) { return var(t); }, 1e-5, "var");
+  expect_same(
+      x, [](const Tensor& t) { return norm(t, 2.0); }, 1e-5, "norm");
+  expect_same(
+      x, [](const Tensor& t) { return max(t); }, 0, "max");
+  expect_same(
+      x, [](const Tensor& t) { return argmin(t); }, 0, "argmin");
+  expect_same(
+      x, [](const Tensor& t) { return logsumexp(t, {0}); }, 1e-5, "logsumexp");
   const Tensor ones_x = ones({100000}, TensorOptions(kInt32));
-  expect_same(ones_x, [](const Tensor& t) { return sum(t); }, 0, "int sum");
+  expect_same(
+      ones_x, [](const Tensor& t) { return sum(t); }, 0, "int sum");
   const Tensor cols = randn_cpu({4096, 40});
-  expect_same(cols, [](const Tensor& t) { return sum(t, {0}); }, 1e-4, "column sum");
-  expect_same(cols, [](const Tensor& t) { return std::get<1>(max(t, 0)); }, 0, "column argmax");
-  expect_same(cols, [](const Tensor& t) { return ember::std(t, {0}); }, 1e-5, "column std");
+  expect_same(
+      cols, [](const Tensor& t) { return sum(t, {0}); }, 1e-4, "column sum");
+  expect_same(
+      cols, [](const Tensor& t) { return std::get<1>(max(t, 0)); }, 0, "column argmax");
+  expect_same(
+      cols, [](const Tensor& t) { return ember::std(t, {0}); }, 1e-5, "column std");
 }
 
 TEST(CudaReduce, NonAdjacentAndNonContiguousDims) {
   manual_seed(4);
   const Tensor x = randn_cpu({6, 7, 8});
-  expect_same(x, [](const Tensor& t) { return sum(t, {0, 2}); }, 1e-5, "sum {0, 2}");
-  expect_same(x, [](const Tensor& t) { return var(t, {2, 0}, 1, true); }, 1e-5, "var {2, 0}");
-  expect_same(x, [](const Tensor& t) { return amax(t, {0, 2}); }, 0, "amax {0, 2}");
+  expect_same(
+      x,
+      [](const Tensor& t) {
+        return sum(t, {0, 2});
+      },
+      1e-5, "sum {0, 2}");
+  expect_same(
+      x,
+      [](const Tensor& t) {
+        return var(t, {2, 0}, 1, true);
+      },
+      1e-5, "var {2, 0}");
+  expect_same(
+      x,
+      [](const Tensor& t) {
+        return amax(t, {0, 2});
+      },
+      0, "amax {0, 2}");
   // Transposed and sliced views.
-  expect_same(x, [](const Tensor& t) { return sum(t.transpose(0, 2), {1}); }, 1e-5, "transposed");
-  expect_same(x, [](const Tensor& t) { return mean(t.slice(2, 0, std::nullopt, 3), {0, 2}); },
-              1e-5, "sliced");
-  expect_same(x, [](const Tensor& t) { return std::get<1>(max(t.transpose(1, 2), 1)); }, 0,
-              "argmax of a transposed view");
+  expect_same(
+      x, [](const Tensor& t) { return sum(t.transpose(0, 2), {1}); }, 1e-5, "transposed");
+  expect_same(
+      x,
+      [](const Tensor& t) {
+        return mean(t.slice(2, 0, std::nullopt, 3), {0, 2});
+      },
+      1e-5, "sliced");
+  expect_same(
+      x, [](const Tensor& t) { return std::get<1>(max(t.transpose(1, 2), 1)); }, 0,
+      "argmax of a transposed view");
 }
 
 TEST(CudaReduce, KeepdimShapes) {
@@ -214,13 +261,20 @@ TEST(CudaReduce, NanPropagates) {
   const Tensor x = tensor(v, {5000});
   for (const Tensor& t : {x, x.reshape({50, 100})}) {
     const int64_t last = t.dim() - 1;
-    expect_same(t, [&](const Tensor& a) { return sum(a, {last}); }, 0, "sum");
-    expect_same(t, [&](const Tensor& a) { return amax(a, {last}); }, 0, "amax");
-    expect_same(t, [&](const Tensor& a) { return amin(a, {last}); }, 0, "amin");
-    expect_same(t, [&](const Tensor& a) { return norm(a, kInf, {last}); }, 0, "norm inf");
-    expect_same(t, [&](const Tensor& a) { return logsumexp(a, {last}); }, 1e-6, "logsumexp");
-    expect_same(t, [&](const Tensor& a) { return std::get<1>(max(a, last)); }, 0, "argmax");
-    expect_same(t, [&](const Tensor& a) { return std::get<1>(min(a, last)); }, 0, "argmin");
+    expect_same(
+        t, [&](const Tensor& a) { return sum(a, {last}); }, 0, "sum");
+    expect_same(
+        t, [&](const Tensor& a) { return amax(a, {last}); }, 0, "amax");
+    expect_same(
+        t, [&](const Tensor& a) { return amin(a, {last}); }, 0, "amin");
+    expect_same(
+        t, [&](const Tensor& a) { return norm(a, kInf, {last}); }, 0, "norm inf");
+    expect_same(
+        t, [&](const Tensor& a) { return logsumexp(a, {last}); }, 1e-6, "logsumexp");
+    expect_same(
+        t, [&](const Tensor& a) { return std::get<1>(max(a, last)); }, 0, "argmax");
+    expect_same(
+        t, [&](const Tensor& a) { return std::get<1>(min(a, last)); }, 0, "argmin");
   }
   EXPECT_EQ(argmax(on_device(x)).item<int64_t>(), 1234);  // the first NaN
   EXPECT_TRUE(std::isnan(max(on_device(x)).item<float>()));
@@ -251,64 +305,96 @@ TEST(CudaReduce, ArgmaxTiesTakeTheFirstIndex) {
 TEST(CudaReduce, IntegerBoolAndHalfInputs) {
   manual_seed(5);
   const Tensor i32 = (randn_cpu({40, 70}) * 1000).to(kInt32);
-  expect_same(i32, [](const Tensor& t) { return sum(t, {1}); }, 0, "int32 sum");
-  expect_same(i32, [](const Tensor& t) { return sum(t, {0}); }, 0, "int32 column sum");
-  expect_same(i32, [](const Tensor& t) { return amax(t, {0, 1}); }, 0, "int32 amax");
+  expect_same(
+      i32, [](const Tensor& t) { return sum(t, {1}); }, 0, "int32 sum");
+  expect_same(
+      i32, [](const Tensor& t) { return sum(t, {0}); }, 0, "int32 column sum");
+  expect_same(
+      i32,
+      [](const Tensor& t) {
+        return amax(t, {0, 1});
+      },
+      0, "int32 amax");
   const Tensor small = (randn_cpu({6, 9}) * 2).to(kInt64);
-  expect_same(small, [](const Tensor& t) { return prod(t, 1); }, 0, "int64 prod");
+  expect_same(
+      small, [](const Tensor& t) { return prod(t, 1); }, 0, "int64 prod");
   const Tensor b = randn_cpu({30, 50}) > 1.0;
-  expect_same(b, [](const Tensor& t) { return any(t, 1); }, 0, "any");
-  expect_same(b, [](const Tensor& t) { return all(t); }, 0, "all");
-  expect_same(b, [](const Tensor& t) { return sum(t, {0}); }, 0, "bool sum");
+  expect_same(
+      b, [](const Tensor& t) { return any(t, 1); }, 0, "any");
+  expect_same(
+      b, [](const Tensor& t) { return all(t); }, 0, "all");
+  expect_same(
+      b, [](const Tensor& t) { return sum(t, {0}); }, 0, "bool sum");
   const Tensor u8 = b.to(kUInt8);
-  expect_same(u8, [](const Tensor& t) { return any(t, 0); }, 0, "uint8 any");
+  expect_same(
+      u8, [](const Tensor& t) { return any(t, 0); }, 0, "uint8 any");
   const Tensor h = randn_cpu({20, 700}, kFloat16);
-  expect_same(h, [](const Tensor& t) { return sum(t, {1}); }, 2e-3, "float16 sum");
-  expect_same(h, [](const Tensor& t) { return mean(t, {0}); }, 2e-3, "float16 mean");
+  expect_same(
+      h, [](const Tensor& t) { return sum(t, {1}); }, 2e-3, "float16 sum");
+  expect_same(
+      h, [](const Tensor& t) { return mean(t, {0}); }, 2e-3, "float16 mean");
   const Tensor bf = randn_cpu({20, 700}, kBFloat16);
-  expect_same(bf, [](const Tensor& t) { return var(t, {1}); }, 1e-2, "bfloat16 var");
+  expect_same(
+      bf, [](const Tensor& t) { return var(t, {1}); }, 1e-2, "bfloat16 var");
   const Tensor d = randn_cpu({20, 700}, kFloat64);
-  expect_same(d, [](const Tensor& t) { return sum(t, {1}); }, 1e-12, "float64 sum");
-  expect_same(d, [](const Tensor& t) { return ember::std(t, {0}); }, 1e-12, "float64 std");
+  expect_same(
+      d, [](const Tensor& t) { return sum(t, {1}); }, 1e-12, "float64 sum");
+  expect_same(
+      d, [](const Tensor& t) { return ember::std(t, {0}); }, 1e-12, "float64 std");
 }
 
 TEST(CudaScan, LongRowsCarryAcrossTiles) {
   manual_seed(6);
   const Tensor x = randn_cpu({3, 5000});
-  expect_same(x, [](const Tensor& t) { return cumsum(t, 1); }, 1e-4, "cumsum rows");
-  expect_same(x, [](const Tensor& t) { return cumsum(t, 0); }, 1e-5, "cumsum columns");
+  expect_same(
+      x, [](const Tensor& t) { return cumsum(t, 1); }, 1e-4, "cumsum rows");
+  expect_same(
+      x, [](const Tensor& t) { return cumsum(t, 0); }, 1e-5, "cumsum columns");
   const Tensor near_one = randn_cpu({4, 700}) * 0.01 + 1.0;
-  expect_same(near_one, [](const Tensor& t) { return cumprod(t, 1); }, 1e-4, "cumprod rows");
+  expect_same(
+      near_one, [](const Tensor& t) { return cumprod(t, 1); }, 1e-4, "cumprod rows");
   const Tensor ints = arange(1, 3001, 1, TensorOptions(kInt64)).reshape({3, 1000});
-  expect_same(ints, [](const Tensor& t) { return cumsum(t, 1); }, 0, "int64 cumsum");
-  expect_same(ints.to(kInt32), [](const Tensor& t) { return cumsum(t, 0); }, 0, "int32 cumsum");
+  expect_same(
+      ints, [](const Tensor& t) { return cumsum(t, 1); }, 0, "int64 cumsum");
+  expect_same(
+      ints.to(kInt32), [](const Tensor& t) { return cumsum(t, 0); }, 0, "int32 cumsum");
   const Tensor short_rows = randn_cpu({50, 7, 3});
-  expect_same(short_rows, [](const Tensor& t) { return cumsum(t, -1); }, 1e-5, "short rows");
-  expect_same(short_rows, [](const Tensor& t) { return cumprod(t, 1); }, 1e-5, "middle dim");
-  expect_same(short_rows, [](const Tensor& t) { return cumsum(t.transpose(0, 2), 2); }, 1e-5,
-              "transposed input");
+  expect_same(
+      short_rows, [](const Tensor& t) { return cumsum(t, -1); }, 1e-5, "short rows");
+  expect_same(
+      short_rows, [](const Tensor& t) { return cumprod(t, 1); }, 1e-5, "middle dim");
+  expect_same(
+      short_rows, [](const Tensor& t) { return cumsum(t.transpose(0, 2), 2); }, 1e-5,
+      "transposed input");
 }
 
 TEST(CudaSoftmax, RowsAndMiddleDims) {
   manual_seed(7);
   const Tensor wide = randn_cpu({3, 3000}) * 4;  // rows longer than a block
-  expect_same(wide, [](const Tensor& t) { return softmax(t, 1); }, 1e-5, "softmax long rows");
-  expect_same(wide, [](const Tensor& t) { return log_softmax(t, 1); }, 1e-5, "log_softmax long");
+  expect_same(
+      wide, [](const Tensor& t) { return softmax(t, 1); }, 1e-5, "softmax long rows");
+  expect_same(
+      wide, [](const Tensor& t) { return log_softmax(t, 1); }, 1e-5, "log_softmax long");
   const Tensor rows = randn_cpu({40, 100}) * 4;  // a warp per row
-  expect_same(rows, [](const Tensor& t) { return softmax(t, -1); }, 1e-5, "softmax rows");
+  expect_same(
+      rows, [](const Tensor& t) { return softmax(t, -1); }, 1e-5, "softmax rows");
   const Tensor cube = randn_cpu({4, 50, 33}) * 4;
-  expect_same(cube, [](const Tensor& t) { return softmax(t, 1); }, 1e-5, "softmax middle dim");
-  expect_same(cube, [](const Tensor& t) { return log_softmax(t, 0); }, 1e-5, "log_softmax dim 0");
-  expect_same(cube.to(kFloat16), [](const Tensor& t) { return softmax(t, 1); }, 2e-3,
-              "float16 middle dim");
-  expect_same(cube.to(kFloat64), [](const Tensor& t) { return log_softmax(t, 2); }, 1e-12,
-              "float64 rows");
+  expect_same(
+      cube, [](const Tensor& t) { return softmax(t, 1); }, 1e-5, "softmax middle dim");
+  expect_same(
+      cube, [](const Tensor& t) { return log_softmax(t, 0); }, 1e-5, "log_softmax dim 0");
+  expect_same(
+      cube.to(kFloat16), [](const Tensor& t) { return softmax(t, 1); }, 2e-3, "float16 middle dim");
+  expect_same(
+      cube.to(kFloat64), [](const Tensor& t) { return log_softmax(t, 2); }, 1e-12, "float64 rows");
   // Special values: NaN rows, +inf, all -inf.
   const double inf = std::numeric_limits<double>::infinity();
-  const Tensor special = tensor({1.0, std::nan(""), 2.0, 1.0, inf, 2.0, -inf, -inf, -inf, 0.0, -inf, 1.0},
-                                {4, 3});
-  expect_same(special, [](const Tensor& t) { return softmax(t, 1); }, 1e-12, "special softmax");
-  expect_same(special, [](const Tensor& t) { return log_softmax(t, 1); }, 1e-12, "special log");
+  const Tensor special =
+      tensor({1.0, std::nan(""), 2.0, 1.0, inf, 2.0, -inf, -inf, -inf, 0.0, -inf, 1.0}, {4, 3});
+  expect_same(
+      special, [](const Tensor& t) { return softmax(t, 1); }, 1e-12, "special softmax");
+  expect_same(
+      special, [](const Tensor& t) { return log_softmax(t, 1); }, 1e-12, "special log");
   // A row sums to one.
   const std::vector<double> s = values(sum(softmax(on_device(wide), 1), {1}));
   for (double v : s) EXPECT_NEAR(v, 1.0, 1e-5);

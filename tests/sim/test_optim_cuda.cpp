@@ -35,7 +35,7 @@ std::vector<Tensor> make_params(DType dt, Device dev) {
   ps.push_back(randn({3, 5, 7}).to(dev, dt));
   ps.push_back(randn({cuda_kernels::kOptimChunk + 5}).to(dev, dt));
   ps.push_back(randn({41}).to(dev, dt).slice(0, 1));  // 40 elements at an odd offset
-  ps.push_back(randn({6, 4}).to(dev, dt).t());         // non-contiguous
+  ps.push_back(randn({6, 4}).to(dev, dt).t());        // non-contiguous
   for (Tensor& p : ps) p = p.detach().requires_grad_();
   return ps;
 }
@@ -121,7 +121,8 @@ TEST(OptimCuda, RMSprop) {
 
 TEST(OptimCuda, Adagrad) {
   check_matches_cpu(
-      maker<Adagrad>(AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).initial_accumulator_value(0.2)),
+      maker<Adagrad>(
+          AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).initial_accumulator_value(0.2)),
       kFloat32, 0);
 }
 

@@ -205,11 +205,10 @@ Report collect(bool smoke) {
                       ? "cuDNN"
                       : "im2col + cuBLASLt (cuDNN disabled, EMBER_CUDNN=0)";
   }
-  r.cpu_gemm = !backends::mkldnn::is_available()
-                   ? "OpenBLAS (oneDNN " + backends::mkldnn::describe() + ")"
-               : backends::mkldnn::enabled()
-                   ? backends::mkldnn::describe() + " where faster, else OpenBLAS"
-                   : "OpenBLAS (oneDNN disabled, EMBER_ONEDNN=0)";
+  r.cpu_gemm =
+      !backends::mkldnn::is_available() ? "OpenBLAS (oneDNN " + backends::mkldnn::describe() + ")"
+      : backends::mkldnn::enabled() ? backends::mkldnn::describe() + " where faster, else OpenBLAS"
+                                    : "OpenBLAS (oneDNN disabled, EMBER_ONEDNN=0)";
   for (int i = 0; i < cuda::device_count(); ++i) {
     Gpu g;
     g.index = i;

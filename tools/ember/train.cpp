@@ -91,7 +91,7 @@ Device pick_device(const std::string& spec) {
   return d;
 }
 
-// ---- the models -----------------------------------------------------------------------------------
+// ---- the models ---------------------------------------------------------------------------------
 
 nn::Sequential make_model(const std::string& name) {
   if (name == "mlp") {
@@ -99,12 +99,12 @@ nn::Sequential make_model(const std::string& name) {
                           nn::Linear(256, 128), nn::ReLU(), nn::Linear(128, 10));
   }
   // Two conv + pool blocks with batch norm, dropout, two linear layers.
-  return nn::Sequential(
-      nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)), nn::BatchNorm2d(32),
-      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)), nn::BatchNorm2d(64),
-      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(), nn::Dropout(0.25),
-      nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Dropout(0.25), nn::Linear(128, 10));
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)),
+                        nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+                        nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)),
+                        nn::BatchNorm2d(64), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+                        nn::Flatten(), nn::Dropout(0.25), nn::Linear(64 * 7 * 7, 128), nn::ReLU(),
+                        nn::Dropout(0.25), nn::Linear(128, 10));
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, const TensorList& params) {
@@ -132,13 +132,12 @@ std::unique_ptr<optim::lr_scheduler::LRScheduler> make_scheduler(const Config& c
 
 double current_lr(optim::Optimizer& opt) { return opt.param_groups().front().lr(); }
 
-// ---- data -----------------------------------------------------------------------------------------
+// ---- data ---------------------------------------------------------------------------------------
 
 std::shared_ptr<data::Dataset> load_split(const std::string& root, bool train, int64_t limit) {
   std::shared_ptr<data::Dataset> set;
   try {
-    set = std::make_shared<data::FashionMNIST>(root, train,
-                                               data::Normalize({kMean}, {kStd}));
+    set = std::make_shared<data::FashionMNIST>(root, train, data::Normalize({kMean}, {kStd}));
   } catch (const Error& e) {
     throw Error("[train] cannot read Fashion-MNIST from " + root + ": " + e.what() +
                 ". Install Debian's dataset-fashion-mnist (scripts/install-deps.sh does) or "
@@ -152,13 +151,13 @@ std::shared_ptr<data::Dataset> load_split(const std::string& root, bool train, i
   return set;
 }
 
-// ---- checkpoints ----------------------------------------------------------------------------------
+// ---- checkpoints --------------------------------------------------------------------------------
 
 // Where training stands; saved in every checkpoint so that --resume continues exactly.
 struct Position {
-  int64_t epoch = 0;  // completed epochs
-  int64_t batch = 0;  // batches done in the current epoch
-  int64_t step = 0;   // optimizer steps
+  int64_t epoch = 0;                           // completed epochs
+  int64_t batch = 0;                           // batches done in the current epoch
+  int64_t step = 0;                            // optimizer steps
   double loss_sum = 0, correct = 0, seen = 0;  // the current epoch's running totals
   double train_seconds = 0;                    // training time in the current epoch
   double elapsed = 0;                          // wall time of the run before this process
@@ -224,7 +223,7 @@ void write_file(const fs::path& dir, const std::string& name, const std::string&
   fs::rename(tmp, dir / name);
 }
 
-// ---- Ctrl-C -----------------------------------------------------------------------------------------
+// ---- Ctrl-C -------------------------------------------------------------------------------------
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted.store(true); }
@@ -242,7 +241,7 @@ struct InterruptGuard {
   ~InterruptGuard() { sigaction(SIGINT, &old, nullptr); }
 };
 
-// ---- the run --------------------------------------------------------------------------------------
+// ---- the run ------------------------------------------------------------------------------------
 
 struct Eval {
   double loss = 0, accuracy = 0;
@@ -355,13 +354,14 @@ int run_train(const Args& args) {
   auto train_set = load_split(root, true, c.train_samples);
   auto test_set = load_split(root, false, c.test_samples);
   const bool pin = device.is_cuda();
-  data::DataLoader train_loader(data::DatasetPtr(train_set), data::DataLoaderOptions()
-                                                                  .batch_size(c.batch_size)
-                                                                  .shuffle(true)
-                                                                  .seed(c.seed)
-                                                                  .num_workers(static_cast<int>(workers))
-                                                                  .persistent_workers(workers > 0)
-                                                                  .pin_memory(pin));
+  data::DataLoader train_loader(data::DatasetPtr(train_set),
+                                data::DataLoaderOptions()
+                                    .batch_size(c.batch_size)
+                                    .shuffle(true)
+                                    .seed(c.seed)
+                                    .num_workers(static_cast<int>(workers))
+                                    .persistent_workers(workers > 0)
+                                    .pin_memory(pin));
   data::DataLoader test_loader(data::DatasetPtr(test_set),
                                data::DataLoaderOptions().batch_size(500).pin_memory(pin));
   const int64_t batches = train_loader.size();
@@ -390,8 +390,8 @@ int run_train(const Args& args) {
       << c.batch_size << ", " << c.epochs << " epochs, seed " << c.seed << ", checkpoints in "
       << dir.string() << "\n";
   if (resume) {
-    out << "  resuming after epoch " << pos.epoch << (pos.batch ? ", batch " + std::to_string(pos.batch) : "")
-        << "\n";
+    out << "  resuming after epoch " << pos.epoch
+        << (pos.batch ? ", batch " + std::to_string(pos.batch) : "") << "\n";
   }
   out.flush();
 
@@ -503,16 +503,15 @@ int run_train(const Args& args) {
     total_samples += n;
     total_secs += m.samples_per_s > 0 ? n / m.samples_per_s : 0;
   }
-  const size_t peak = device.is_cuda() ? cuda::max_memory_allocated(device.index())
-                                       : peak_host_bytes();
+  const size_t peak =
+      device.is_cuda() ? cuda::max_memory_allocated(device.index()) : peak_host_bytes();
   out << "\ndone: test accuracy " << (100 * last.test_accuracy) << "% after " << last.epoch
       << " epochs, " << format_duration(last.elapsed_s) << " wall time, "
       << static_cast<int64_t>(total_secs > 0 ? total_samples / total_secs : 0)
       << " samples/s, peak " << (device.is_cuda() ? "device memory " : "resident memory ")
       << mib(peak) << "\n";
-  out << "  " << (dir / "metrics.csv").string() << ", " << (dir / "metrics.jsonl").string()
-      << ", " << (dir / "chart.svg").string() << ", " << (dir / "model.safetensors").string()
-      << "\n";
+  out << "  " << (dir / "metrics.csv").string() << ", " << (dir / "metrics.jsonl").string() << ", "
+      << (dir / "chart.svg").string() << ", " << (dir / "model.safetensors").string() << "\n";
   return kExitOk;
 }
 
@@ -529,7 +528,8 @@ Command train_command() {
       "epoch into the checkpoint directory; --resume continues from the last checkpoint to the\n"
       "same result as an uninterrupted run. Ctrl-C saves a checkpoint and stops.";
   c.flags = {
-      {"model", "NAME", "cnn (two conv+pool blocks, batch norm, dropout, two linear) or mlp", "cnn"},
+      {"model", "NAME", "cnn (two conv+pool blocks, batch norm, dropout, two linear) or mlp",
+       "cnn"},
       {"device", "DEV", "auto, cpu, cuda or cuda:N", "auto"},
       {"epochs", "N", "passes over the training set", "8"},
       {"batch-size", "N", "samples per step", "64"},

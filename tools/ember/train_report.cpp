@@ -66,10 +66,9 @@ std::string metrics_csv(const std::vector<EpochMetrics>& history) {
   std::ostringstream o;
   o << "epoch,step,train_loss,train_accuracy,test_loss,test_accuracy,lr,samples_per_s,elapsed_s\n";
   for (const EpochMetrics& m : history) {
-    o << m.epoch << ',' << m.step << ',' << num(m.train_loss, 9) << ','
-      << num(m.train_accuracy, 9) << ',' << num(m.test_loss, 9) << ','
-      << num(m.test_accuracy, 9) << ',' << num(m.lr, 9) << ',' << num(m.samples_per_s) << ','
-      << num(m.elapsed_s) << '\n';
+    o << m.epoch << ',' << m.step << ',' << num(m.train_loss, 9) << ',' << num(m.train_accuracy, 9)
+      << ',' << num(m.test_loss, 9) << ',' << num(m.test_accuracy, 9) << ',' << num(m.lr, 9) << ','
+      << num(m.samples_per_s) << ',' << num(m.elapsed_s) << '\n';
   }
   return o.str();
 }
@@ -133,8 +132,8 @@ void panel(std::ostringstream& o, double x0, double y0, double w, double h,
         << "'/>\n";
     }
     const double ly = y0 + 16 + 18 * static_cast<double>(si);
-    o << "<line x1='" << x0 + w - 120 << "' y1='" << ly - 4 << "' x2='" << x0 + w - 100
-      << "' y2='" << ly - 4 << "' stroke='" << s.color << "' stroke-width='3'/>\n";
+    o << "<line x1='" << x0 + w - 120 << "' y1='" << ly - 4 << "' x2='" << x0 + w - 100 << "' y2='"
+      << ly - 4 << "' stroke='" << s.color << "' stroke-width='3'/>\n";
     o << "<text x='" << x0 + w - 94 << "' y='" << ly << "' font-size='12'>" << s.name
       << "</text>\n";
   }
@@ -177,8 +176,7 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-Progress::Progress(std::ostream& out, bool terminal, int64_t epoch, int64_t epochs,
-                   int64_t batches)
+Progress::Progress(std::ostream& out, bool terminal, int64_t epoch, int64_t epochs, int64_t batches)
     : out_(out), terminal_(terminal), epoch_(epoch), epochs_(epochs), batches_(batches) {
   next_report_ = std::max<int64_t>(1, batches_ / 10);
 }

@@ -24,7 +24,8 @@ void save_safetensors(const std::string& path, const OrderedDict<std::string, Te
 // The file is validated strictly; errors name the file and the problem (missing file, header
 // length past the end, invalid JSON, unknown dtype, offsets that overlap, leave gaps or do not
 // match shape and dtype, truncated data, duplicate names).
-OrderedDict<std::string, Tensor> load_safetensors(const std::string& path, Device device = Device(kCPU));
+OrderedDict<std::string, Tensor> load_safetensors(const std::string& path,
+                                                  Device device = Device(kCPU));
 
 // The "__metadata__" map of a safetensors file (empty when it has none); reads only the header.
 std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);

@@ -92,7 +92,7 @@ class Module : public std::enable_shared_from_this<Module> {
   // Shape mismatches always raise; all problems are named in one message, as in PyTorch.
   void load_state_dict(const StateDict& state, bool strict = true);
 
-  // ---- printing -----------------------------------------------------------------------------------
+  // ---- printing ---------------------------------------------------------------------------------
   // One line for this module alone, e.g. "Linear(in_features=784, out_features=10, bias=True)";
   // containers print their children below it (operator<<).
   virtual void pretty_print(std::ostream& out) const;
@@ -103,8 +103,7 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void convert(const std::function<Tensor(const Tensor&)>& fn);
-  void collect_named(NamedTensors& out, const std::string& prefix, bool recurse,
-                     bool params) const;
+  void collect_named(NamedTensors& out, const std::string& prefix, bool recurse, bool params) const;
   void collect_state(StateDict& out, const std::string& prefix) const;
   void print_tree(std::ostream& out, int indent) const;
   friend std::ostream& operator<<(std::ostream& out, const Module& module);
@@ -134,10 +133,9 @@ class ModuleHolder {
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}  // NOLINT: implicit
   // Constructs the module from its arguments: nn::Linear(784, 10).
   template <class Head, class... Tail,
-            class = std::enable_if_t<
-                !std::is_base_of_v<ModuleHolder, std::decay_t<Head>> &&
-                !std::is_same_v<std::decay_t<Head>, std::shared_ptr<Impl>> &&
-                !std::is_same_v<std::decay_t<Head>, std::nullptr_t>>>
+            class = std::enable_if_t<!std::is_base_of_v<ModuleHolder, std::decay_t<Head>> &&
+                                     !std::is_same_v<std::decay_t<Head>, std::shared_ptr<Impl>> &&
+                                     !std::is_same_v<std::decay_t<Head>, std::nullptr_t>>>
   explicit ModuleHolder(Head&& head, Tail&&... tail)
       : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
 
@@ -160,8 +158,8 @@ class ModuleHolder {
 
   // (A template of I so that modules without forward, such as containers, still have holders.)
   template <class... Args, class I = Impl>
-  auto operator()(Args&&... args) const -> decltype(std::declval<I&>().forward(
-                                              std::forward<Args>(args)...)) {
+  auto operator()(Args&&... args) const
+      -> decltype(std::declval<I&>().forward(std::forward<Args>(args)...)) {
     return get().forward(std::forward<Args>(args)...);
   }
 
@@ -177,9 +175,9 @@ std::ostream& operator<<(std::ostream& out, const ModuleHolder<Impl>& m) {
 }  // namespace ember::nn
 
 // Declares the holder nn::Name for a module implementation NameImpl.
-#define EMBER_MODULE(Name)                                          \
-  class Name : public ::ember::nn::ModuleHolder<Name##Impl> {       \
-   public:                                                          \
-    using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder;      \
-    using Impl = Name##Impl;                                        \
+#define EMBER_MODULE(Name)                                     \
+  class Name : public ::ember::nn::ModuleHolder<Name##Impl> {  \
+   public:                                                     \
+    using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
+    using Impl = Name##Impl;                                   \
   }

@@ -122,7 +122,8 @@ class CosineAnnealingLR : public LRScheduler {
   double eta_min_;
 };
 
-// lr = base_lr * (start_factor + (end_factor - start_factor) * min(epoch, total_iters) / total_iters).
+// lr = base_lr * (start_factor + (end_factor - start_factor) * min(epoch, total_iters) /
+// total_iters).
 class LinearLR : public LRScheduler {
  public:
   LinearLR(Optimizer& optimizer, double start_factor = 1.0 / 3, double end_factor = 1.0,
@@ -206,9 +207,9 @@ class ReduceLROnPlateau {
                     const std::string& threshold_mode = "rel", int64_t cooldown = 0,
                     double min_lr = 0.0, double eps = 1e-8);
   // One min_lr per group.
-  ReduceLROnPlateau(Optimizer& optimizer, const std::string& mode, double factor,
-                    int64_t patience, double threshold, const std::string& threshold_mode,
-                    int64_t cooldown, const std::vector<double>& min_lrs, double eps = 1e-8);
+  ReduceLROnPlateau(Optimizer& optimizer, const std::string& mode, double factor, int64_t patience,
+                    double threshold, const std::string& threshold_mode, int64_t cooldown,
+                    const std::vector<double>& min_lrs, double eps = 1e-8);
 
   void step(double metric);
   const std::vector<double>& get_last_lr() const { return last_lr_; }

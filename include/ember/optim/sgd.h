@@ -1,4 +1,5 @@
-// Stochastic gradient descent with momentum, dampening, Nesterov and weight decay (torch.optim.SGD).
+// Stochastic gradient descent with momentum, dampening, Nesterov and weight decay
+// (torch.optim.SGD).
 #pragma once
 
 #include "ember/optim/optimizer.h"

@@ -17,8 +17,8 @@ namespace ember::utils {
 // In grad mode the floating outputs require grad even when no input does, since fn may use
 // parameters. With grad mode off, fn simply runs. Backward through it cannot create a graph
 // (create_graph) for higher-order gradients.
-TensorList checkpoint(const std::function<TensorList(const TensorList&)>& fn, const TensorList& inputs,
-                      bool preserve_rng_state = true);
+TensorList checkpoint(const std::function<TensorList(const TensorList&)>& fn,
+                      const TensorList& inputs, bool preserve_rng_state = true);
 Tensor checkpoint(const std::function<Tensor(const Tensor&)>& fn, const Tensor& input,
                   bool preserve_rng_state = true);
 

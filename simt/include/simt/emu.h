@@ -19,7 +19,8 @@
 
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
-// clang-format off: the 16-bit float headers after the runtime's
+// The 16-bit float headers after the runtime's, fp16 before bf16.
+// clang-format off
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 // clang-format on

@@ -204,8 +204,8 @@ struct BlasGemm {
         }
       }
     }
-    blas_gemm(threads, A.trans, B.trans, n, m, k, alpha, A.ptr, A.ld, B.ptr, B.ld, beta,
-              s.c.data(), std::max<int64_t>(m, 1));
+    blas_gemm(threads, A.trans, B.trans, n, m, k, alpha, A.ptr, A.ld, B.ptr, B.ld, beta, s.c.data(),
+              std::max<int64_t>(m, 1));
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < m; ++j) dst[i * out.rs + j * out.cs] = cast<T>(s.c[i * m + j]);
     }

@@ -20,8 +20,8 @@ class CpuBackend final : public Backend {
   void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;
 
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceParams& p) override;
-  void reduce_with_index(ReduceOp op, const Tensor& values, const Tensor& indices,
-                         const Tensor& in, int64_t dim) override;
+  void reduce_with_index(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in,
+                         int64_t dim) override;
   void scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) override;
   void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) override;
 

@@ -12,7 +12,7 @@ namespace ember {
 using cpu::for_each_run;
 using cpu::kGrain;
 
-// ---- copy / cast ---------------------------------------------------------------------------------
+// ---- copy / cast --------------------------------------------------------------------------------
 
 void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
   visit_dtype(dst.dtype(), [&](auto dt) {
@@ -44,9 +44,9 @@ void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
 void CpuBackend::fill(const Tensor& dst, Scalar value) {
   visit_dtype(dst.dtype(), [&](auto dt) {
     using D = typename decltype(dt)::type;
-    const D v = value.is_floating_point() ? cast<D>(value.to_double())
-                                          : (value.is_bool() ? cast<D>(value.to_bool())
-                                                             : cast<D>(value.to_long()));
+    const D v = value.is_floating_point()
+                    ? cast<D>(value.to_double())
+                    : (value.is_bool() ? cast<D>(value.to_bool()) : cast<D>(value.to_long()));
     for_each_run<1>({&dst}, kGrain, [v](char** p, int64_t n, const int64_t* s) {
       if (s[0] == sizeof(D)) {
         D* o = reinterpret_cast<D*>(p[0]);
@@ -58,7 +58,7 @@ void CpuBackend::fill(const Tensor& dst, Scalar value) {
   });
 }
 
-// ---- unary ---------------------------------------------------------------------------------------
+// ---- unary --------------------------------------------------------------------------------------
 
 void CpuBackend::unary(UnaryOp op, const Tensor& out, const Tensor& in,
                        const ElementwiseParams& prm) {
@@ -89,7 +89,7 @@ void CpuBackend::unary(UnaryOp op, const Tensor& out, const Tensor& in,
   });
 }
 
-// ---- binary --------------------------------------------------------------------------------------
+// ---- binary -------------------------------------------------------------------------------------
 
 void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
                         const ElementwiseParams& prm) {
@@ -138,7 +138,7 @@ void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const T
   });
 }
 
-// ---- ternary and where ---------------------------------------------------------------------------
+// ---- ternary and where --------------------------------------------------------------------------
 
 void CpuBackend::ternary(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
                          const Tensor& c, const ElementwiseParams& prm) {

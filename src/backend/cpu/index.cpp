@@ -21,10 +21,14 @@ namespace {
 template <class Fn>
 void visit_elem_size(size_t bytes, Fn&& fn) {
   switch (bytes) {
-    case 1: return fn(TypeTag<uint8_t>{});
-    case 2: return fn(TypeTag<uint16_t>{});
-    case 4: return fn(TypeTag<uint32_t>{});
-    case 8: return fn(TypeTag<uint64_t>{});
+    case 1:
+      return fn(TypeTag<uint8_t>{});
+    case 2:
+      return fn(TypeTag<uint16_t>{});
+    case 4:
+      return fn(TypeTag<uint32_t>{});
+    case 8:
+      return fn(TypeTag<uint64_t>{});
   }
   throw Error("[index] unsupported element size " + std::to_string(bytes));
 }
@@ -100,8 +104,8 @@ Tensor index_offsets(const Tensor& in, const TensorList& indices) {
 
 // ---- index_select and gather --------------------------------------------------------------------
 
-void CpuBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
-                              const Tensor& index, const IndexCheck&) {
+void CpuBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index,
+                              const IndexCheck&) {
   if (out.numel() == 0) return;
   // in seen with out's sizes and stride 0 along dim; the index walks along dim only.
   Shape in_st = in.strides();
@@ -261,8 +265,10 @@ Tensor CpuBackend::nonzero(const Tensor& in) {
     using T = typename decltype(tag)::type;
     const T* data = static_cast<const T*>(c.data_ptr());
     auto nonzero_at = [data](int64_t i) {
-      if constexpr (std::is_same_v<T, bool>) return data[i];
-      else return static_cast<compute_t<T>>(data[i]) != compute_t<T>(0);  // NaN counts
+      if constexpr (std::is_same_v<T, bool>)
+        return data[i];
+      else
+        return static_cast<compute_t<T>>(data[i]) != compute_t<T>(0);  // NaN counts
     };
     parallel_for(nchunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t ch = b; ch < e; ++ch) {

@@ -70,7 +70,7 @@ EMBER_CPU_CLONES void cross_entropy_rows(const RowArgs<T>& a, compute_t<T>* loss
     }
     // An infinite maximum makes the row NaN, as log_softmax does.
     const A l = mx == std::numeric_limits<A>::infinity() ? std::numeric_limits<A>::quiet_NaN()
-                                                          : mx + std::log(s);
+                                                         : mx + std::log(s);
     lse[i] = l;
     A r = (A(1) - eps) * wt * (l - static_cast<A>(x[t]));
     if (eps != A(0)) r += eps / static_cast<A>(c) * (wsum * l - wx);

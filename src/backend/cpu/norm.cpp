@@ -306,8 +306,8 @@ void backward_kernel(const Tensor& gin_t, const Tensor& gw_t, const Tensor& gb_t
         const int64_t off = base + c * p.inner;
         for (int64_t k = 0; k < p.inner; ++k) {
           const A xhat = (static_cast<A>(x[off + k]) - m) * rs;
-          dx[off + k] = cast<T>(nrm::grad_input<A>(static_cast<A>(dy[off + k]) * wv, xhat, rs, mg,
-                                                   mgx, p.rms, true));
+          dx[off + k] = cast<T>(
+              nrm::grad_input<A>(static_cast<A>(dy[off + k]) * wv, xhat, rs, mg, mgx, p.rms, true));
         }
       }
     }

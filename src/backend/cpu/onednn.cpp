@@ -43,13 +43,11 @@ const Onednn& onednn() {
       return o;
     }
     const DnnlVersion* v = version();
-    const std::string name = "oneDNN " + std::to_string(v->major) + "." +
-                             std::to_string(v->minor) + "." + std::to_string(v->patch) + " (" +
-                             so.path + ")";
+    const std::string name = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
+                             "." + std::to_string(v->patch) + " (" + so.path + ")";
     if (v->cpu_runtime == kRuntimeOmp) {
       // dlsym through the handle also searches its dependencies: oneDNN's own OpenMP runtime.
-      o.omp_get_max_threads =
-          reinterpret_cast<int (*)()>(find_symbol(so, "omp_get_max_threads"));
+      o.omp_get_max_threads = reinterpret_cast<int (*)()>(find_symbol(so, "omp_get_max_threads"));
       o.omp_set_num_threads =
           reinterpret_cast<void (*)(int)>(find_symbol(so, "omp_set_num_threads"));
       if (o.omp_get_max_threads == nullptr || o.omp_set_num_threads == nullptr) {
@@ -71,9 +69,7 @@ const Onednn& onednn() {
 
 }  // namespace
 
-OnednnSgemm onednn_sgemm() {
-  return backends::mkldnn::enabled() ? onednn().sgemm : nullptr;
-}
+OnednnSgemm onednn_sgemm() { return backends::mkldnn::enabled() ? onednn().sgemm : nullptr; }
 
 void onednn_sgemm_call(OnednnSgemm fn, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                        float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
@@ -82,7 +78,8 @@ void onednn_sgemm_call(OnednnSgemm fn, bool ta, bool tb, int64_t m, int64_t n, i
   // The caller's OpenMP setting (its own parallel regions) is restored after the call.
   const int omp_threads = o.omp_get_max_threads != nullptr ? o.omp_get_max_threads() : 1;
   if (omp_threads != 1) o.omp_set_num_threads(1);
-  const int status = fn(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const int status =
+      fn(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (omp_threads != 1) o.omp_set_num_threads(omp_threads);
   if (status != 0) {
     throw Error("[matmul] oneDNN's sgemm failed with status " + std::to_string(status) + " for " +

@@ -71,7 +71,8 @@ template <int N, class Fn>
 void with_fixed_bits(unsigned bits, Fn&& fn) {
   [&]<unsigned... B>(std::integer_sequence<unsigned, B...>) {
     (void)((bits == B && (fn(std::integral_constant<unsigned, B>{}), true)) || ...);
-  }(std::make_integer_sequence<unsigned, (1u << N)>{});
+  }
+  (std::make_integer_sequence<unsigned, (1u << N)>{});
 }
 
 }  // namespace

@@ -56,8 +56,8 @@ EMBER_CPU_CLONES_WIDE void max_pool_tiled_row(const float* __restrict x, int64_t
 // through rd::pick (bit masks), which the vectoriser accepts where a float ?: becomes a branch.
 // No AVX-512 clone: a CNN's rows are short (14, 7 outputs), below 16 lanes.
 EMBER_CPU_CLONES void max_pool_plane_2x2(const float* __restrict x, int64_t in_w, int64_t out_h,
-                                         int64_t out_w, float* __restrict y,
-                                         int64_t* __restrict at, int32_t* __restrict tap) {
+                                         int64_t out_w, float* __restrict y, int64_t* __restrict at,
+                                         int32_t* __restrict tap) {
   for (int64_t oh = 0; oh < out_h; ++oh) {
     const float* __restrict r0 = x + 2 * oh * in_w;
     const float* __restrict r1 = r0 + in_w;
@@ -190,8 +190,8 @@ template <class T>
 void avg_pool_impl(T* out, const T* in, const Window2d& g, const AvgPool2dParams& prm) {
   using C = compute_t<T>;
   const int64_t area = g.in_h * g.in_w, len = g.out_h * g.out_w;
-  const int64_t per_out = prm.adaptive ? std::max<int64_t>(area / std::max<int64_t>(len, 1), 1)
-                                       : g.kh * g.kw;
+  const int64_t per_out =
+      prm.adaptive ? std::max<int64_t>(area / std::max<int64_t>(len, 1), 1) : g.kh * g.kw;
   parallel_for(g.planes, grain_for(len * per_out), [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const T* x = in + p * area;
@@ -212,8 +212,7 @@ void avg_pool_impl(T* out, const T* in, const Window2d& g, const AvgPool2dParams
 }
 
 template <class T>
-void avg_pool_backward_impl(T* gin, const T* gout, const Window2d& g,
-                            const AvgPool2dParams& prm) {
+void avg_pool_backward_impl(T* gin, const T* gout, const Window2d& g, const AvgPool2dParams& prm) {
   using C = compute_t<T>;
   const int64_t area = g.in_h * g.in_w, len = g.out_h * g.out_w;
   parallel_for(g.planes, grain_for(len + area), [&](int64_t begin, int64_t end) {

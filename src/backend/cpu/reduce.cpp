@@ -277,7 +277,6 @@ void run_planned(const Plan& pl, int64_t n_red, const Op& op, Compute& compute, 
     }
     store(acc, offs[t], nbs[t]);
   }
-
 }
 
 // ---- reduce -------------------------------------------------------------------------------------
@@ -493,23 +492,23 @@ void run_scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
     return;
   }
   const int64_t nbk = (inner + kBlock - 1) / kBlock;
-  parallel_for(outer * nbk, grain_for(n * std::min(inner, kBlock)), [&](int64_t begin,
-                                                                         int64_t end) {
-    A acc[kBlock];
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t o = t / nbk, j0 = (t % nbk) * kBlock;
-      const int64_t nb = std::min(kBlock, inner - j0);
-      for (int64_t j = 0; j < nb; ++j) acc[j] = f.init();
-      const T* x = in + o * n * inner + j0;
-      T* y = out + o * n * inner + j0;
-      for (int64_t i = 0; i < n; ++i, x += inner, y += inner) {
-        for (int64_t j = 0; j < nb; ++j) {
-          acc[j] = f.step(acc[j], static_cast<C>(x[j]));
-          y[j] = cast<T>(acc[j]);
-        }
-      }
-    }
-  });
+  parallel_for(outer * nbk, grain_for(n * std::min(inner, kBlock)),
+               [&](int64_t begin, int64_t end) {
+                 A acc[kBlock];
+                 for (int64_t t = begin; t < end; ++t) {
+                   const int64_t o = t / nbk, j0 = (t % nbk) * kBlock;
+                   const int64_t nb = std::min(kBlock, inner - j0);
+                   for (int64_t j = 0; j < nb; ++j) acc[j] = f.init();
+                   const T* x = in + o * n * inner + j0;
+                   T* y = out + o * n * inner + j0;
+                   for (int64_t i = 0; i < n; ++i, x += inner, y += inner) {
+                     for (int64_t j = 0; j < nb; ++j) {
+                       acc[j] = f.step(acc[j], static_cast<C>(x[j]));
+                       y[j] = cast<T>(acc[j]);
+                     }
+                   }
+                 }
+               });
 }
 
 // The keepdim layout of a per-dim result: rank-(n-1) outputs get their reduced dim back.
@@ -552,8 +551,7 @@ void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, const 
           } else {
             run_reduce(f, g, x, static_cast<bool*>(out.data_ptr()));
           }
-        } else if constexpr ((O == ReduceOp::Sum || O == ReduceOp::Prod) &&
-                             std::is_integral_v<T>) {
+        } else if constexpr ((O == ReduceOp::Sum || O == ReduceOp::Prod) && std::is_integral_v<T>) {
           if (out.dtype() != in.dtype()) {  // integers and bool into int64
             run_reduce(f, g, x, static_cast<int64_t*>(out.data_ptr()));
           } else {
@@ -586,8 +584,10 @@ void CpuBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const T
     const T* x = static_cast<const T*>(in.data_ptr());
     T* vp = static_cast<T*>(v.data_ptr());
     int64_t* ip = static_cast<int64_t*>(ix.data_ptr());
-    if (op == ReduceOp::Max) run_arg_reduce<T, true>(g, x, vp, ip);
-    else run_arg_reduce<T, false>(g, x, vp, ip);
+    if (op == ReduceOp::Max)
+      run_arg_reduce<T, true>(g, x, vp, ip);
+    else
+      run_arg_reduce<T, false>(g, x, vp, ip);
   });
   if (!direct) {
     Tensor(values).copy_(v);
@@ -604,8 +604,10 @@ void CpuBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t di
     using T = typename decltype(tag)::type;
     const T* xp = static_cast<const T*>(x.data_ptr());
     T* yp = static_cast<T*>(y.data_ptr());
-    if (op == ScanOp::CumSum) run_scan<T, ScanOp::CumSum>(xp, yp, outer, n, inner);
-    else run_scan<T, ScanOp::CumProd>(xp, yp, outer, n, inner);
+    if (op == ScanOp::CumSum)
+      run_scan<T, ScanOp::CumSum>(xp, yp, outer, n, inner);
+    else
+      run_scan<T, ScanOp::CumProd>(xp, yp, outer, n, inner);
   });
   if (!y.is_same(out)) Tensor(out).copy_(y);
 }

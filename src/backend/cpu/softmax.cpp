@@ -125,15 +125,14 @@ void run_softmax(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
     return;
   }
   const int64_t nbk = (inner + kBlock - 1) / kBlock;
-  parallel_for(outer * nbk, grain_for(3 * n * std::min(inner, kBlock)),
-               [&](int64_t begin, int64_t end) {
-                 for (int64_t t = begin; t < end; ++t) {
-                   const int64_t o = t / nbk, j0 = (t % nbk) * kBlock;
-                   const int64_t off = o * n * inner + j0;
-                   softmax_columns<T, Log>(x + off, y + off, n, inner,
-                                           std::min(kBlock, inner - j0));
-                 }
-               });
+  parallel_for(
+      outer * nbk, grain_for(3 * n * std::min(inner, kBlock)), [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t o = t / nbk, j0 = (t % nbk) * kBlock;
+          const int64_t off = o * n * inner + j0;
+          softmax_columns<T, Log>(x + off, y + off, n, inner, std::min(kBlock, inner - j0));
+        }
+      });
 }
 
 }  // namespace
@@ -151,8 +150,10 @@ void CpuBackend::softmax(const Tensor& out, const Tensor& in, int64_t dim, bool 
     using T = typename decltype(tag)::type;
     const T* xp = static_cast<const T*>(x.data_ptr());
     T* yp = static_cast<T*>(y.data_ptr());
-    if (log) run_softmax<T, true>(xp, yp, outer, n, inner);
-    else run_softmax<T, false>(xp, yp, outer, n, inner);
+    if (log)
+      run_softmax<T, true>(xp, yp, outer, n, inner);
+    else
+      run_softmax<T, false>(xp, yp, outer, n, inner);
   });
   if (!y.is_same(out)) Tensor(out).copy_(y);
 }

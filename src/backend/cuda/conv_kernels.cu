@@ -204,8 +204,7 @@ cudaError_t im2col(void* col, const void* in, int elem_size, const Window2d& g,
   }
 }
 
-cudaError_t col2im(DType dtype, void* in, const void* col, const Window2d& g,
-                   cudaStream_t stream) {
+cudaError_t col2im(DType dtype, void* in, const void* col, const Window2d& g, cudaStream_t stream) {
   const int64_t n = g.planes * g.in_h * g.in_w;
   if (n <= 0) return cudaSuccess;
   return by_float_dtype(dtype, "col2im", [&](auto tag) {
@@ -248,8 +247,8 @@ cudaError_t avg_pool2d(DType dtype, void* out, const void* in, const Window2d& g
   });
 }
 
-cudaError_t avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
-                                const Window2d& g, const AvgPool2dParams& p, cudaStream_t stream) {
+cudaError_t avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const Window2d& g,
+                                const AvgPool2dParams& p, cudaStream_t stream) {
   const int64_t n = g.planes * g.in_h * g.in_w;
   if (n <= 0) return cudaSuccess;
   return by_float_dtype(dtype, "avg_pool2d_backward", [&](auto tag) {

@@ -22,7 +22,7 @@ cudaError_t max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out
                                 const int64_t* indices, const Window2d& g, cudaStream_t stream);
 cudaError_t avg_pool2d(DType dtype, void* out, const void* in, const Window2d& g,
                        const AvgPool2dParams& p, cudaStream_t stream);
-cudaError_t avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
-                                const Window2d& g, const AvgPool2dParams& p, cudaStream_t stream);
+cudaError_t avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const Window2d& g,
+                                const AvgPool2dParams& p, cudaStream_t stream);
 
 }  // namespace ember::cuda_kernels

@@ -41,7 +41,7 @@ struct TileGeom {
 };
 
 template <class D, class S>
-__global__ void __launch_bounds__(kTile * kTileRows, kMinBlocksPerSm)
+__global__ void __launch_bounds__(kTile* kTileRows, kMinBlocksPerSm)
     transpose_copy_kernel(D* dst, const S* src, TileGeom t) {
   SIMT_DYNAMIC_SHARED(S, tile);  // kTile x (kTile + 1)
   const int64_t tiles = t.tiles_r * t.tiles_c * t.batches;
@@ -119,11 +119,16 @@ cudaError_t copy_as(void* dst, const void* src, const Strided<2>& g, int64_t n,
 template <class Fn>
 cudaError_t by_element_size(size_t elem_size, Fn&& fn) {
   switch (elem_size) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(uint64_t{});
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    case 8:
+      return fn(uint64_t{});
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

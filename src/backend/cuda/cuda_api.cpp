@@ -1,9 +1,9 @@
 // ember::cuda device API over the CUDA runtime (the real cudart, or the emulator's shim).
 #include <string>
 
-#include "backend/cuda/cuda_check.h"
 #include "alloc/caching_allocator.h"
 #include "alloc/host_allocator.h"
+#include "backend/cuda/cuda_check.h"
 #include "dynload/nvml.h"
 #include "ember/cuda.h"
 #include "ember/error.h"

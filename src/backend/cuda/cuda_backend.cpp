@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "alloc/caching_allocator.h"
+#include "alloc/host_allocator.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/elementwise.h"
 #include "core/dispatch.h"
-#include "alloc/caching_allocator.h"
-#include "alloc/host_allocator.h"
 #include "ember/cuda.h"
 #include "kernels/cast.h"
 

@@ -42,8 +42,8 @@ class CudaBackend final : public Backend {
 
   // Reductions, scans and softmax (cuda_reduce.cpp).
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceParams& p) override;
-  void reduce_with_index(ReduceOp op, const Tensor& values, const Tensor& indices,
-                         const Tensor& in, int64_t dim) override;
+  void reduce_with_index(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in,
+                         int64_t dim) override;
   void scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) override;
   void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) override;
 

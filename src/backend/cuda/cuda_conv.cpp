@@ -43,10 +43,9 @@ void CudaBackend::max_pool2d_backward(const Tensor& grad_in, const Tensor& grad_
                                       const Tensor& indices, const Window2d& g) {
   if (grad_in.numel() == 0) return;
   cuda::DeviceGuard guard(device_index(grad_in.device()));
-  EMBER_CUDA_CHECK(cuda_kernels::max_pool2d_backward(grad_in.dtype(), grad_in.data_ptr(),
-                                                     grad_out.data_ptr(),
-                                                     indices.data_ptr<int64_t>(), g,
-                                                     current_stream()));
+  EMBER_CUDA_CHECK(
+      cuda_kernels::max_pool2d_backward(grad_in.dtype(), grad_in.data_ptr(), grad_out.data_ptr(),
+                                        indices.data_ptr<int64_t>(), g, current_stream()));
 }
 
 void CudaBackend::avg_pool2d(const Tensor& out, const Tensor& in, const Window2d& g,

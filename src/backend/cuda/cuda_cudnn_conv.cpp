@@ -15,9 +15,9 @@
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/cudnn_api.h"
+#include "core/switches.h"
 #include "ember/backends.h"
 #include "ember/cuda.h"
-#include "core/switches.h"
 
 namespace ember {
 

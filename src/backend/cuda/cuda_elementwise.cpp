@@ -26,9 +26,8 @@ void CudaBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const 
                          const ElementwiseParams& p) {
   cuda::DeviceGuard guard(device_index(out.device()));
   const Tensor* ops[3] = {&out, &a, &b};
-  const auto r =
-      cuda_kernels::binary(op, a.dtype(), out.data_ptr(), a.data_ptr(), b.data_ptr(),
-                           strided_of(ops, "binary"), out.numel(), p, current_stream());
+  const auto r = cuda_kernels::binary(op, a.dtype(), out.data_ptr(), a.data_ptr(), b.data_ptr(),
+                                      strided_of(ops, "binary"), out.numel(), p, current_stream());
   if (!r.supported) missing("binary");
   EMBER_CUDA_CHECK(r.err);
 }
@@ -37,9 +36,9 @@ void CudaBackend::ternary(TernaryOp op, const Tensor& out, const Tensor& a, cons
                           const Tensor& c, const ElementwiseParams& p) {
   cuda::DeviceGuard guard(device_index(out.device()));
   const Tensor* ops[4] = {&out, &a, &b, &c};
-  const auto r = cuda_kernels::ternary(op, a.dtype(), out.data_ptr(), a.data_ptr(), b.data_ptr(),
-                                       c.data_ptr(), strided_of(ops, "ternary"), out.numel(), p,
-                                       current_stream());
+  const auto r =
+      cuda_kernels::ternary(op, a.dtype(), out.data_ptr(), a.data_ptr(), b.data_ptr(), c.data_ptr(),
+                            strided_of(ops, "ternary"), out.numel(), p, current_stream());
   if (!r.supported) missing("ternary");
   EMBER_CUDA_CHECK(r.err);
 }

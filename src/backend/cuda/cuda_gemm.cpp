@@ -19,8 +19,8 @@
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/gemm_kernels.h"
 #include "backend/matrix_layout.h"
-#include "ember/cuda.h"
 #include "core/switches.h"
+#include "ember/cuda.h"
 
 namespace ember {
 
@@ -293,8 +293,7 @@ void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t
   if (batch > kIntMax) {
     throw NotImplementedError("[matmul] CUDA batches beyond 2^31 matrices are not supported");
   }
-  lt_gemm(device, dtype, out, lt_layout(out), a, lt_layout(a), b, lt_layout(b), batch, alpha,
-          beta);
+  lt_gemm(device, dtype, out, lt_layout(out), a, lt_layout(a), b, lt_layout(b), batch, alpha, beta);
   if (staging.defined()) copy(out_t, staging);
 }
 

@@ -127,8 +127,7 @@ cuda_kernels::SortRows sort_rows_of(const Tensor& values, const Tensor& indices,
     if (d == dim || in.sizes()[d] == 1) continue;
     if (nd == cuda_kernels::kMaxDims) {
       throw NotImplementedError(op_prefix(op) + "CUDA tensors with more than " +
-                                std::to_string(cuda_kernels::kMaxDims) +
-                                " dims are not supported");
+                                std::to_string(cuda_kernels::kMaxDims) + " dims are not supported");
     }
     r.geom.sizes[nd] = in.sizes()[d];
     for (int k = 0; k < 3; ++k) r.geom.strides[k][nd] = ts[k]->strides()[d];
@@ -168,8 +167,8 @@ void CudaBackend::index_select(const Tensor& out, const Tensor& in, int64_t dim,
   FaultRecord fault(out.device());
   EMBER_CUDA_CHECK(cuda_kernels::index_gather(
       out.data_ptr(), in.data_ptr(), static_cast<int>(out.element_size()), out.numel(),
-      strided_of(ops, check.op), one_index(index, in.sizes()[dim], in.strides()[dim]),
-      fault.get(), current_stream()));
+      strided_of(ops, check.op), one_index(index, in.sizes()[dim], in.strides()[dim]), fault.get(),
+      current_stream()));
   fault.raise_if_hit(check, dim);
 }
 
@@ -182,8 +181,8 @@ void CudaBackend::gather(const Tensor& out, const Tensor& in, int64_t dim, const
   FaultRecord fault(out.device());
   EMBER_CUDA_CHECK(cuda_kernels::index_gather(
       out.data_ptr(), in.data_ptr(), static_cast<int>(out.element_size()), out.numel(),
-      strided_of(ops, check.op), one_index(index, in.sizes()[dim], in.strides()[dim]),
-      fault.get(), current_stream()));
+      strided_of(ops, check.op), one_index(index, in.sizes()[dim], in.strides()[dim]), fault.get(),
+      current_stream()));
   fault.raise_if_hit(check, dim);
 }
 
@@ -246,14 +245,14 @@ Tensor CudaBackend::nonzero(const Tensor& in) {
   EMBER_CUDA_CHECK(
       cuda_kernels::nonzero_count(c.data_ptr(), c.dtype(), n, blocks, counts_ptr, stream));
   int64_t total = 0;
-  EMBER_CUDA_CHECK(cudaMemcpyAsync(&total, counts_ptr + blocks, sizeof total,
-                                   cudaMemcpyDeviceToHost, stream));
+  EMBER_CUDA_CHECK(
+      cudaMemcpyAsync(&total, counts_ptr + blocks, sizeof total, cudaMemcpyDeviceToHost, stream));
   EMBER_CUDA_CHECK(cudaStreamSynchronize(stream));
   Tensor out = empty({total, nd}, opts);
   if (total > 0 && nd > 0) {
-    EMBER_CUDA_CHECK(cuda_kernels::nonzero_write(
-        c.data_ptr(), c.dtype(), n, blocks, counts_ptr, static_cast<int>(nd), c.sizes().data(),
-        static_cast<int64_t*>(out.data_ptr()), stream));
+    EMBER_CUDA_CHECK(cuda_kernels::nonzero_write(c.data_ptr(), c.dtype(), n, blocks, counts_ptr,
+                                                 static_cast<int>(nd), c.sizes().data(),
+                                                 static_cast<int64_t*>(out.data_ptr()), stream));
   }
   return out;
 }
@@ -263,8 +262,7 @@ void CudaBackend::sort(const Tensor& values, const Tensor& indices, const Tensor
   // Ties always keep their input order, which satisfies both stable and unstable requests.
   (void)stable;
   if (in.numel() == 0) return;
-  sort_on_device(values, indices, in, dim, descending, in.dim() == 0 ? 1 : in.sizes()[dim],
-                 "sort");
+  sort_on_device(values, indices, in, dim, descending, in.dim() == 0 ? 1 : in.sizes()[dim], "sort");
 }
 
 void CudaBackend::topk(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k,

@@ -44,8 +44,7 @@ void CudaBackend::cross_entropy(const Tensor& loss, const Tensor& row_weight, co
   cudaStream_t stream = current_stream();
   Tensor fault = empty({2}, TensorOptions().dtype(kInt64).device(input.device()));
   static_assert(sizeof(cuda_kernels::LossFault) == 2 * sizeof(int64_t));
-  EMBER_CUDA_CHECK(
-      cudaMemsetAsync(fault.data_ptr(), 0, sizeof(cuda_kernels::LossFault), stream));
+  EMBER_CUDA_CHECK(cudaMemsetAsync(fault.data_ptr(), 0, sizeof(cuda_kernels::LossFault), stream));
   EMBER_CUDA_CHECK(cuda_kernels::cross_entropy_forward(
       input.dtype(), ce_args(input, target, weight, weight_sum, p), loss.data_ptr(),
       row_weight.data_ptr(), lse.data_ptr(),

@@ -31,10 +31,9 @@ void CudaBackend::norm_forward(const Tensor& out, const Tensor& in, const Tensor
                                const NormParams& p) {
   if (out.numel() == 0) return;
   cuda::DeviceGuard guard(device_index(in.device()));
-  EMBER_CUDA_CHECK(cuda_kernels::norm_forward(in.dtype(), out.data_ptr(), in.data_ptr(),
-                                              mean.data_ptr(), rstd.data_ptr(),
-                                              data_or_null(weight), data_or_null(bias), p,
-                                              current_stream()));
+  EMBER_CUDA_CHECK(cuda_kernels::norm_forward(
+      in.dtype(), out.data_ptr(), in.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+      data_or_null(weight), data_or_null(bias), p, current_stream()));
 }
 
 void CudaBackend::norm_backward(const Tensor& grad_in, const Tensor& grad_weight,

@@ -17,8 +17,8 @@ namespace ember {
 using cuda_detail::current_stream;
 using cuda_detail::device_index;
 
-void CudaBackend::optim_step(OptimOp op, const std::vector<TensorList>& slots,
-                             const OptimHyper& h, const std::vector<OptimTensorScalars>& scalars) {
+void CudaBackend::optim_step(OptimOp op, const std::vector<TensorList>& slots, const OptimHyper& h,
+                             const std::vector<OptimTensorScalars>& scalars) {
   if (slots.empty() || slots[0].empty()) return;
   const Tensor& first = slots[0][0];
   const size_t count = slots[0].size();
@@ -56,8 +56,7 @@ void CudaBackend::optim_step(OptimOp op, const std::vector<TensorList>& slots,
   cuda::DeviceGuard guard(device);
   // The pinned source is marked as used by the stream, so it may be dropped right away.
   const Tensor table = host.to(Device(kCUDA, device), /*non_blocking=*/true);
-  EMBER_CUDA_CHECK(cuda_kernels::optim_multi_tensor(op, first.dtype(), h,
-                                                    table.data_ptr<int64_t>(),
+  EMBER_CUDA_CHECK(cuda_kernels::optim_multi_tensor(op, first.dtype(), h, table.data_ptr<int64_t>(),
                                                     static_cast<int>(count), nchunks,
                                                     current_stream()));
 }

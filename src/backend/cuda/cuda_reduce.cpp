@@ -49,8 +49,7 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, const
   }
   if (reduce_float_only(op) && !is_floating_point(in.dtype())) missing("reduce");
   if (in.device() != out.device()) {
-    throw Error("[reduce] input on " + in.device().str() + " but output on " +
-                out.device().str());
+    throw Error("[reduce] input on " + in.device().str() + " but output on " + out.device().str());
   }
   cuda::DeviceGuard guard(device_index(out.device()));
   const ReduceLayout l = make_reduce_layout("reduce", out, in);
@@ -66,8 +65,8 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, const
   }
 }
 
-void CudaBackend::reduce_with_index(ReduceOp op, const Tensor& values_in,
-                                    const Tensor& indices_in, const Tensor& in, int64_t dim) {
+void CudaBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const Tensor& indices_in,
+                                    const Tensor& in, int64_t dim) {
   if (op != ReduceOp::Max && op != ReduceOp::Min) missing("max/min");
   Tensor values = with_reduced_dim(values_in, in, dim);
   Tensor indices = with_reduced_dim(indices_in, in, dim);
@@ -85,10 +84,9 @@ void CudaBackend::reduce_with_index(ReduceOp op, const Tensor& values_in,
   const ReduceLayout l = make_reduce_layout("max/min", v, in, in.dim() > 0 ? dim : -1);
   const cuda_kernels::ReducePlan plan = cuda_kernels::plan_reduce(l);
   DataPtr ws = workspace(in, cuda_kernels::reduce_workspace_bytes(l, plan));
-  EMBER_CUDA_CHECK(cuda_kernels::arg_reduce(op == ReduceOp::Max, in.dtype(), l, plan,
-                                            in.data_ptr(), v.data_ptr(),
-                                            static_cast<int64_t*>(ix.data_ptr()), ws.get(),
-                                            current_stream()));
+  EMBER_CUDA_CHECK(cuda_kernels::arg_reduce(op == ReduceOp::Max, in.dtype(), l, plan, in.data_ptr(),
+                                            v.data_ptr(), static_cast<int64_t*>(ix.data_ptr()),
+                                            ws.get(), current_stream()));
   if (!direct) {
     Tensor(values).copy_(v);
     Tensor(indices).copy_(ix);
@@ -99,8 +97,9 @@ void CudaBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t d
   if (out.numel() == 0) return;
   cuda::DeviceGuard guard(device_index(out.device()));
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
-  Tensor y = out.is_contiguous() ? out
-                                 : empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
+  Tensor y = out.is_contiguous()
+                 ? out
+                 : empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
   const DimSplit s = split_at_dim(x.sizes(), dim);
   EMBER_CUDA_CHECK(cuda_kernels::scan(op, out.dtype(), x.data_ptr(), y.data_ptr(), s.outer, s.n,
                                       s.inner, current_stream()));
@@ -116,11 +115,12 @@ void CudaBackend::softmax(const Tensor& out, const Tensor& in, int64_t dim, bool
   }
   cuda::DeviceGuard guard(device_index(out.device()));
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
-  Tensor y = out.is_contiguous() ? out
-                                 : empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
+  Tensor y = out.is_contiguous()
+                 ? out
+                 : empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
   const DimSplit s = split_at_dim(x.sizes(), dim);
-  EMBER_CUDA_CHECK(cuda_kernels::softmax(log, out.dtype(), x.data_ptr(), y.data_ptr(), s.outer,
-                                         s.n, s.inner, current_stream()));
+  EMBER_CUDA_CHECK(cuda_kernels::softmax(log, out.dtype(), x.data_ptr(), y.data_ptr(), s.outer, s.n,
+                                         s.inner, current_stream()));
   if (!y.is_same(out)) Tensor(out).copy_(y);
 }
 

@@ -46,8 +46,7 @@ EwResult ternary(TernaryOp op, DType dtype, void* out, const void* a, const void
       if constexpr (!ternary_supports<O, compute_t<T>>) {
         return EwResult{cudaSuccess, false};
       } else {
-        return EwResult{
-            launch_elementwise<T, T, T, T>(TernaryFn<O, T>{p}, g, n, stream, out, ins)};
+        return EwResult{launch_elementwise<T, T, T, T>(TernaryFn<O, T>{p}, g, n, stream, out, ins)};
       }
     });
   });

@@ -50,8 +50,10 @@ struct Regs<T, Ts...> {
 };
 template <size_t I, class R>
 EMBER_HD inline auto& get(R& r) {
-  if constexpr (I == 0) return r.head;
-  else return get<I - 1>(r.tail);
+  if constexpr (I == 0)
+    return r.head;
+  else
+    return get<I - 1>(r.tail);
 }
 
 // The output and input pointers of one launch.
@@ -69,14 +71,14 @@ struct Geometry {
   Idx strides[N][kMaxDims];
 
   EMBER_HD void offsets(Idx i, Idx (&off)[N]) const {
-EMBER_UNROLL
+    EMBER_UNROLL
     for (int k = 0; k < N; ++k) off[k] = 0;
-EMBER_UNROLL
+    EMBER_UNROLL
     for (int d = kMaxDims - 1; d >= 0; --d) {
       if (d >= ndim) continue;
       const Idx c = i % sizes[d];
       i /= sizes[d];
-EMBER_UNROLL
+      EMBER_UNROLL
       for (int k = 0; k < N; ++k) off[k] += c * strides[k][d];
     }
   }
@@ -99,7 +101,7 @@ __device__ inline Vec<T, V> load_vec(const void* p, int64_t v, bool scalar) {
   Vec<T, V> r;
   if (scalar) {
     const T s = t[0];
-EMBER_UNROLL
+    EMBER_UNROLL
     for (int j = 0; j < V; ++j) r.v[j] = s;
   } else {
     r = reinterpret_cast<const Vec<T, V>*>(t)[v];
@@ -122,7 +124,7 @@ __device__ inline void contiguous_body(const F& f, const Operands<R, sizeof...(I
     [[maybe_unused]] Regs<Vec<In, V>...> x;
     ((get<I>(x) = load_vec<In, V>(p.in[I], v, (scalar_mask >> I) & 1u)), ...);
     Vec<R, V> o;
-EMBER_UNROLL
+    EMBER_UNROLL
     for (int j = 0; j < V; ++j) o.v[j] = f(get<I>(x).v[j]...);
     reinterpret_cast<Vec<R, V>*>(p.out)[v] = o;
   }
@@ -172,8 +174,10 @@ bool dense_run(const Strided<N>& g, unsigned& scalar_mask) {
   }
   if (g.ndim != 1 || g.strides[0][0] != 1) return false;
   for (int k = 1; k < N; ++k) {
-    if (g.strides[k][0] == 0) scalar_mask |= 1u << (k - 1);
-    else if (g.strides[k][0] != 1) return false;
+    if (g.strides[k][0] == 0)
+      scalar_mask |= 1u << (k - 1);
+    else if (g.strides[k][0] != 1)
+      return false;
   }
   return true;
 }
@@ -199,8 +203,8 @@ bool fits_32bit(const Strided<N>& g, int64_t n) {
 // geometry is halved along its outermost dim (PyTorch splits its iterators the same way), so no
 // kernel needs 64-bit divisions.
 template <class R, class... In, class F>
-void launch_strided(const F& f, const Strided<sizeof...(In) + 1>& g, int64_t n,
-                    cudaStream_t stream, Operands<R, sizeof...(In)> p) {
+void launch_strided(const F& f, const Strided<sizeof...(In) + 1>& g, int64_t n, cudaStream_t stream,
+                    Operands<R, sizeof...(In)> p) {
   constexpr int N = sizeof...(In) + 1;
   if (fits_32bit(g, n)) {
     simt::launch(strided_kernel<uint32_t, F, R, In...>, ew_grid(n, 1), dim3(kBlock), 0, stream, f,

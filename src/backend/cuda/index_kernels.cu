@@ -214,11 +214,16 @@ int64_t nonzero_chunk(int64_t n, int blocks) { return (n + blocks - 1) / blocks;
 template <class Fn>
 cudaError_t by_size(int elem_size, Fn&& fn) {
   switch (elem_size) {
-    case 1: return fn(TypeTag<uint8_t>{});
-    case 2: return fn(TypeTag<uint16_t>{});
-    case 4: return fn(TypeTag<uint32_t>{});
-    case 8: return fn(TypeTag<uint64_t>{});
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return fn(TypeTag<uint8_t>{});
+    case 2:
+      return fn(TypeTag<uint16_t>{});
+    case 4:
+      return fn(TypeTag<uint32_t>{});
+    case 8:
+      return fn(TypeTag<uint64_t>{});
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
@@ -256,9 +261,7 @@ cudaError_t index_scatter(void* out, const void* src, DType dtype, bool accumula
   });
 }
 
-int nonzero_blocks(int64_t n) {
-  return static_cast<int>(grid_for(n, kBlock, 4, kMaxScanBlocks));
-}
+int nonzero_blocks(int64_t n) { return static_cast<int>(grid_for(n, kBlock, 4, kMaxScanBlocks)); }
 
 cudaError_t nonzero_count(const void* in, DType dtype, int64_t n, int blocks, int64_t* counts,
                           cudaStream_t stream) {
@@ -275,9 +278,8 @@ cudaError_t nonzero_count(const void* in, DType dtype, int64_t n, int blocks, in
   return cudaGetLastError();
 }
 
-cudaError_t nonzero_write(const void* in, DType dtype, int64_t n, int blocks,
-                          const int64_t* counts, int ndim, const int64_t* sizes, int64_t* out,
-                          cudaStream_t stream) {
+cudaError_t nonzero_write(const void* in, DType dtype, int64_t n, int blocks, const int64_t* counts,
+                          int ndim, const int64_t* sizes, int64_t* out, cudaStream_t stream) {
   if (ndim > kMaxDims) return cudaErrorInvalidValue;
   Dims dims{};
   dims.nd = ndim;

@@ -53,9 +53,8 @@ cudaError_t index_scatter(void* out, const void* src, DType dtype, bool accumula
 int nonzero_blocks(int64_t n);
 cudaError_t nonzero_count(const void* in, DType dtype, int64_t n, int blocks, int64_t* counts,
                           cudaStream_t stream);
-cudaError_t nonzero_write(const void* in, DType dtype, int64_t n, int blocks,
-                          const int64_t* counts, int ndim, const int64_t* sizes, int64_t* out,
-                          cudaStream_t stream);
+cudaError_t nonzero_write(const void* in, DType dtype, int64_t n, int blocks, const int64_t* counts,
+                          int ndim, const int64_t* sizes, int64_t* out, cudaStream_t stream);
 
 // Rows of a sort: `rows` slices of length n along one dim; base offsets of row r in the input,
 // values and indices come from the geometry (operands 0, 1, 2) over the other dims, and

@@ -82,8 +82,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSmOf<T>)
         if (eps != A(0)) acc.wx += (w ? static_cast<A>(w[j]) : A(1)) * v;
       }
     }
-    if (tpr > kWarp) acc = block_reduce(op, acc, smem);
-    else acc = group_reduce(op, acc, tpr);
+    if (tpr > kWarp)
+      acc = block_reduce(op, acc, smem);
+    else
+      acc = group_reduce(op, acc, tpr);
     if (threadIdx.x != 0 || row >= a.rows) continue;
     if (!valid) {
       if (t != a.ignore_index) record_fault(fault, t);
@@ -197,8 +199,8 @@ cudaError_t cross_entropy_forward(DType dtype, const CrossEntropyArgs& a, void* 
                    fault);
     } else {
       const dim3 block = row_block(a.classes);
-      simt::launch(cross_entropy_kernel<T>, dim3(grid_for(a.rows, block.y)), block, 0, stream, a,
-                   l, rw, s, fault);
+      simt::launch(cross_entropy_kernel<T>, dim3(grid_for(a.rows, block.y)), block, 0, stream, a, l,
+                   rw, s, fault);
     }
     return cudaGetLastError();
   });

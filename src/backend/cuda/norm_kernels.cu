@@ -74,8 +74,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSmOf<T>)
         a = op.reduce(a, rms ? v * v : v);
       }
     }
-    if (tpr > kWarp) a = block_reduce(op, a, smem);
-    else a = group_reduce(op, a, kWarp);
+    if (tpr > kWarp)
+      a = block_reduce(op, a, smem);
+    else
+      a = group_reduce(op, a, kWarp);
     if (active && threadIdx.x == 0) nrm::finish_stats(a, eps, rms, mean[row], rstd[row]);
   }
 }
@@ -174,7 +176,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) column_reduce_kerne
     const bool active = c < p.channels;
     Acc a = pol.init();
     if (active) {
-      for (int64_t b = threadIdx.y; b < p.batch; b += blockDim.y) a = pol.add(a, b * p.channels + c, b, c);
+      for (int64_t b = threadIdx.y; b < p.batch; b += blockDim.y)
+        a = pol.add(a, b * p.channels + c, b, c);
     }
     smem[threadIdx.y * kTile + threadIdx.x] = a;
     __syncthreads();
@@ -194,8 +197,7 @@ void launch_channel_reduce(const P& pol, cudaStream_t stream) {
     simt::launch(column_reduce_kernel<P>, grid_for(tiles, 1), dim3(kTile, kThreads / kTile), 0,
                  stream, pol);
   } else {
-    simt::launch(channel_reduce_kernel<P>, grid_for(p.channels, 1), dim3(kThreads), 0, stream,
-                 pol);
+    simt::launch(channel_reduce_kernel<P>, grid_for(p.channels, 1), dim3(kThreads), 0, stream, pol);
   }
 }
 
@@ -211,8 +213,8 @@ __device__ inline I channel_of(I i, I channels, I inner) {
 // Batch norm: per-channel statistics, one element per thread (grid-stride).
 template <class T, class I>
 __global__ void channel_forward_kernel(T* y, const T* x, const nrm::acc_t<T>* mean,
-                                       const nrm::acc_t<T>* rstd, const T* w, const T* bias,
-                                       I n, I channels, I inner) {
+                                       const nrm::acc_t<T>* rstd, const T* w, const T* bias, I n,
+                                       I channels, I inner) {
   using A = nrm::acc_t<T>;
   const I step = static_cast<I>(gridDim.x) * blockDim.x;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
@@ -277,9 +279,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSmOf<T>)
       for (int64_t i = threadIdx.x; i < len; i += tpr) {
         const A wc = w ? static_cast<A>(w[first + i / p.inner]) : A(1);
         const A xhat = (static_cast<A>(x[start + i]) - m) * rs;
-        dx[start + i] =
-            cast<T>(nrm::grad_input<A>(static_cast<A>(dy[start + i]) * wc, xhat, rs, mg, mgx,
-                                       p.rms, true));
+        dx[start + i] = cast<T>(
+            nrm::grad_input<A>(static_cast<A>(dy[start + i]) * wc, xhat, rs, mg, mgx, p.rms, true));
       }
     }
   }
@@ -301,15 +302,15 @@ __global__ void channel_backward_kernel(T* dx, const T* dy, const T* x, const nr
     const A mg = p.batch_stats ? wc * sums[c].a / count : A(0);
     const A mgx = p.batch_stats ? wc * sums[c].b / count : A(0);
     const A xhat = (static_cast<A>(x[i]) - mean[c]) * r;
-    dx[i] = cast<T>(nrm::grad_input<A>(static_cast<A>(dy[i]) * wc, xhat, r, mg, mgx, false,
-                                       p.batch_stats));
+    dx[i] = cast<T>(
+        nrm::grad_input<A>(static_cast<A>(dy[i]) * wc, xhat, r, mg, mgx, false, p.batch_stats));
   }
 }
 
 // A thread owns whole Philox blocks, laid out as bernoulli's.
 template <class T>
-__global__ void dropout_kernel(T* y, bool* mask, const T* x, int64_t n, double keep,
-                               uint64_t seed, uint64_t offset) {
+__global__ void dropout_kernel(T* y, bool* mask, const T* x, int64_t n, double keep, uint64_t seed,
+                               uint64_t offset) {
   using C = compute_t<T>;
   constexpr int per = nrm::dropout_per_block<T>();
   const C scale = static_cast<C>(1.0 / keep);
@@ -331,8 +332,10 @@ __global__ void dropout_kernel(T* y, bool* mask, const T* x, int64_t n, double k
 // Calls fn with a uint32_t when n elements can be indexed in 32 bits, else with an int64_t.
 template <class Fn>
 void with_index_type(int64_t n, Fn&& fn) {
-  if (n <= static_cast<int64_t>(UINT32_MAX) - 2 * kMaxBlocks * kBlock) fn(uint32_t{});
-  else fn(int64_t{});
+  if (n <= static_cast<int64_t>(UINT32_MAX) - 2 * kMaxBlocks * kBlock)
+    fn(uint32_t{});
+  else
+    fn(int64_t{});
 }
 
 dim3 row_block(int64_t len) {
@@ -349,15 +352,15 @@ cudaError_t norm_stats(DType dtype, const void* x, void* mean, void* rstd, void*
     using T = typename decltype(tag)::type;
     using A = nrm::acc_t<T>;
     if (p.per_channel) {
-      const StatsPolicy<T> pol{static_cast<const T*>(x), static_cast<A*>(mean),
-                               static_cast<A*>(rstd), static_cast<T*>(running_mean),
+      const StatsPolicy<T> pol{static_cast<const T*>(x),     static_cast<A*>(mean),
+                               static_cast<A*>(rstd),        static_cast<T*>(running_mean),
                                static_cast<T*>(running_var), p};
       launch_channel_reduce(pol, stream);
     } else {
       const dim3 block = row_block(p.stat_size());
       simt::launch(row_stats_kernel<T>, grid_for(p.stats(), static_cast<int>(block.y)), block, 0,
-                   stream, static_cast<const T*>(x), static_cast<A*>(mean),
-                   static_cast<A*>(rstd), p.stats(), p.stat_size(), p.eps, p.rms);
+                   stream, static_cast<const T*>(x), static_cast<A*>(mean), static_cast<A*>(rstd),
+                   p.stats(), p.stat_size(), p.eps, p.rms);
     }
     return cudaGetLastError();
   });
@@ -398,10 +401,14 @@ cudaError_t norm_backward(DType dtype, void* dx, void* dw, void* db, void* sums,
     using S = nrm::Sum2<A>;
     const bool channel_dx = dx && p.per_channel && p.batch_stats;
     if (dw || db || channel_dx) {
-      const GradPolicy<T> pol{static_cast<const T*>(dy), static_cast<const T*>(x),
-                              static_cast<const A*>(mean), static_cast<const A*>(rstd),
-                              static_cast<T*>(dw), static_cast<T*>(db),
-                              channel_dx ? static_cast<S*>(sums) : nullptr, p};
+      const GradPolicy<T> pol{static_cast<const T*>(dy),
+                              static_cast<const T*>(x),
+                              static_cast<const A*>(mean),
+                              static_cast<const A*>(rstd),
+                              static_cast<T*>(dw),
+                              static_cast<T*>(db),
+                              channel_dx ? static_cast<S*>(sums) : nullptr,
+                              p};
       launch_channel_reduce(pol, stream);
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     }
@@ -409,17 +416,17 @@ cudaError_t norm_backward(DType dtype, void* dx, void* dw, void* db, void* sums,
       if (p.per_channel) {
         with_index_type(p.numel(), [&](auto index_tag) {
           using I = decltype(index_tag);
-          simt::launch(channel_backward_kernel<T, I>, grid_for(p.numel()), dim3(kBlock), 0,
-                       stream, static_cast<T*>(dx), static_cast<const T*>(dy),
-                       static_cast<const T*>(x), static_cast<const A*>(mean),
-                       static_cast<const A*>(rstd), static_cast<const T*>(w),
-                       static_cast<const S*>(sums), p, static_cast<I>(p.numel()),
-                       static_cast<I>(p.channels), static_cast<I>(p.inner));
+          simt::launch(channel_backward_kernel<T, I>, grid_for(p.numel()), dim3(kBlock), 0, stream,
+                       static_cast<T*>(dx), static_cast<const T*>(dy), static_cast<const T*>(x),
+                       static_cast<const A*>(mean), static_cast<const A*>(rstd),
+                       static_cast<const T*>(w), static_cast<const S*>(sums), p,
+                       static_cast<I>(p.numel()), static_cast<I>(p.channels),
+                       static_cast<I>(p.inner));
         });
       } else {
         const dim3 block = row_block(p.stat_size());
-        simt::launch(row_backward_kernel<T>, grid_for(p.stats(), static_cast<int>(block.y)),
-                     block, 0, stream, static_cast<T*>(dx), static_cast<const T*>(dy),
+        simt::launch(row_backward_kernel<T>, grid_for(p.stats(), static_cast<int>(block.y)), block,
+                     0, stream, static_cast<T*>(dx), static_cast<const T*>(dy),
                      static_cast<const T*>(x), static_cast<const A*>(mean),
                      static_cast<const A*>(rstd), static_cast<const T*>(w), p);
       }

@@ -23,9 +23,11 @@ template <ReduceOp Op, class C>
 struct device_functor {
   using type = reduce_functor_t<Op, C>;  // max/min and any/all carry no accumulator choice
 };
-#define EMBER_DEVICE_FUNCTOR(Name, ...) \
-  template <class C>                    \
-  struct device_functor<ReduceOp::Name, C> { using type = __VA_ARGS__; };
+#define EMBER_DEVICE_FUNCTOR(Name, ...)      \
+  template <class C>                         \
+  struct device_functor<ReduceOp::Name, C> { \
+    using type = __VA_ARGS__;                \
+  };
 EMBER_DEVICE_FUNCTOR(Sum, rd::SumOp<C, device_acc_t<C>>)
 EMBER_DEVICE_FUNCTOR(Prod, rd::ProdOp<C, device_acc_t<C>>)
 EMBER_DEVICE_FUNCTOR(Mean, rd::MeanOp<C, C>)
@@ -42,7 +44,7 @@ EMBER_DEVICE_FUNCTOR(LogSumExp, rd::LogSumExpOp<C, C>)
 template <ReduceOp Op, class C>
 using device_functor_t = typename device_functor<Op, C>::type;
 
-// ---- reducers -------------------------------------------------------------------------------------
+// ---- reducers -----------------------------------------------------------------------------------
 
 // A functor from reduce_ops.h reading T and writing its projection as Out.
 template <class F, class T, class Out>
@@ -133,8 +135,10 @@ __global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSm)
     }
     a = group > kWarp ? block_reduce(red, a, smem) : group_reduce(red, a, group);
     if (threadIdx.x == 0 && o < l.n_out) {
-      if (partial) partial[blockIdx.y * l.n_out + o] = a;
-      else red.store(out_off, a);
+      if (partial)
+        partial[blockIdx.y * l.n_out + o] = a;
+      else
+        red.store(out_off, a);
     }
   }
 }
@@ -163,8 +167,10 @@ __global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSm)
     __syncthreads();
     if (threadIdx.y == 0 && o < l.n_out) {
       for (int y = 1; y < rows; ++y) a = red.combine(a, smem[y * kOuterTile + threadIdx.x]);
-      if (partial) partial[blockIdx.y * l.n_out + o] = a;
-      else red.store(out_off, a);
+      if (partial)
+        partial[blockIdx.y * l.n_out + o] = a;
+      else
+        red.store(out_off, a);
     }
     __syncthreads();
   }
@@ -196,8 +202,8 @@ __global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSm)
 }
 
 template <class R>
-cudaError_t launch_reduce(const R& red, const ReduceLayout& l, const ReducePlan& p,
-                          void* workspace, cudaStream_t stream) {
+cudaError_t launch_reduce(const R& red, const ReduceLayout& l, const ReducePlan& p, void* workspace,
+                          cudaStream_t stream) {
   using A = typename R::acc_t;
   static_assert(sizeof(A) <= kMaxAccBytes, "the workspace is sized for kMaxAccBytes");
   A* partial = p.chunks > 1 ? static_cast<A*>(workspace) : nullptr;

@@ -44,8 +44,8 @@ inline constexpr size_t kMaxAccBytes = 24;
 // reduced range worth a block of its own.
 inline ReducePlan plan_reduce(const ReduceLayout& l) {
   ReducePlan p;
-  const bool outer = l.nk > 0 && l.kin[l.nk - 1] == 1 &&
-                     l.rin[l.nr - 1] != 1 && l.ks[l.nk - 1] >= 8;
+  const bool outer =
+      l.nk > 0 && l.kin[l.nk - 1] == 1 && l.rin[l.nr - 1] != 1 && l.ks[l.nk - 1] >= 8;
   int64_t blocks, min_chunk;
   if (outer) {
     p.path = ReducePath::Outer;
@@ -88,9 +88,9 @@ cudaError_t reduce_stats(ReduceOp op, DType in_dtype, const ReduceParams& params
 
 // values / indices (sharing out strides) = max or min over the layout's single reduced dim and
 // the position of the first extreme (NaN counts as extreme; ties keep the lowest index).
-cudaError_t arg_reduce(bool is_max, DType dtype, const ReduceLayout& layout,
-                       const ReducePlan& plan, const void* in, void* values, int64_t* indices,
-                       void* workspace, cudaStream_t stream);
+cudaError_t arg_reduce(bool is_max, DType dtype, const ReduceLayout& layout, const ReducePlan& plan,
+                       const void* in, void* values, int64_t* indices, void* workspace,
+                       cudaStream_t stream);
 
 // Contiguous in and out of one dtype viewed as (outer, n, inner): running sum or product along n.
 cudaError_t scan(ScanOp op, DType dtype, const void* in, void* out, int64_t outer, int64_t n,

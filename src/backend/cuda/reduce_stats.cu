@@ -10,8 +10,8 @@ namespace ember::cuda_kernels {
 namespace {
 
 template <ReduceOp Op, class T>
-cudaError_t run(const ReduceParams& prm, const ReduceLayout& l, const ReducePlan& p,
-                const void* in, void* out, void* workspace, cudaStream_t stream) {
+cudaError_t run(const ReduceParams& prm, const ReduceLayout& l, const ReducePlan& p, const void* in,
+                void* out, void* workspace, cudaStream_t stream) {
   using F = device_functor_t<Op, compute_t<T>>;
   const ValueReducer<F, T, T> red{F(prm.p, prm.correction, l.n_red), static_cast<const T*>(in),
                                   static_cast<T*>(out)};

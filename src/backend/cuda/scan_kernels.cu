@@ -88,11 +88,11 @@ cudaError_t run_scan(const void* in_v, void* out_v, int64_t outer, int64_t n, in
   if (inner == 1) {
     const int tpr = n > 8 * kWarp ? kReduceThreads : kWarp;
     const int per_block = kReduceThreads / tpr;
-    simt::launch(scan_rows_kernel<F, T>, dim3(grid_for(outer, per_block)), dim3(tpr, per_block),
-                 0, stream, f, in, out, outer, n);
+    simt::launch(scan_rows_kernel<F, T>, dim3(grid_for(outer, per_block)), dim3(tpr, per_block), 0,
+                 stream, f, in, out, outer, n);
   } else {
-    simt::launch(scan_columns_kernel<F, T>, dim3(grid_for(outer * inner)), dim3(kBlock), 0,
-                 stream, f, in, out, outer, n, inner);
+    simt::launch(scan_columns_kernel<F, T>, dim3(grid_for(outer * inner)), dim3(kBlock), 0, stream,
+                 f, in, out, outer, n, inner);
   }
   return cudaGetLastError();
 }

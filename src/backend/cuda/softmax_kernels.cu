@@ -19,14 +19,16 @@ struct SoftmaxWriter {
   C m, scale;
   __device__ SoftmaxWriter(rd::LseAcc<C> a) : m(a.max) {
     // As the CPU: a +inf maximum makes exp(inf - inf) = NaN part of the sum.
-    const C s = a.max == std::numeric_limits<C>::infinity() ? std::numeric_limits<C>::quiet_NaN()
-                                                            : a.sum;
+    const C s =
+        a.max == std::numeric_limits<C>::infinity() ? std::numeric_limits<C>::quiet_NaN() : a.sum;
     scale = Log ? static_cast<C>(std::log(s)) : C(1) / s;
   }
   __device__ T operator()(T x) const {
     const C v = static_cast<C>(x) - m;
-    if constexpr (Log) return cast<T>(v - scale);
-    else return cast<T>(rd::softmax_exp<C>(v) * scale);
+    if constexpr (Log)
+      return cast<T>(v - scale);
+    else
+      return cast<T>(rd::softmax_exp<C>(v) * scale);
   }
 };
 
@@ -86,7 +88,8 @@ __global__ void __launch_bounds__(kReduceThreads, kMinBlocksPerSmOf<T>)
     T* y = out + o * n * inner + (active ? j : 0);
     A a = op.init();
     if (active) {
-      for (int64_t i = threadIdx.y; i < n; i += rows) a = op.reduce(a, static_cast<C>(x[i * inner]));
+      for (int64_t i = threadIdx.y; i < n; i += rows)
+        a = op.reduce(a, static_cast<C>(x[i * inner]));
     }
     smem[threadIdx.y * kOuterTile + threadIdx.x] = a;
     __syncthreads();

@@ -15,7 +15,7 @@ namespace ember::cuda_kernels {
 
 namespace {
 
-constexpr int64_t kSortTile = 2048;        // elements per shared-memory tile (power of two)
+constexpr int64_t kSortTile = 2048;          // elements per shared-memory tile (power of two)
 constexpr int64_t kMaxSortBlocks = 1 << 20;  // block-stride loop beyond
 
 // Whether (a, ia) comes before (b, ib): keys in the requested direction, NaN largest, ties by
@@ -174,8 +174,8 @@ cudaError_t sort_rows(void* values, int64_t* indices, const void* in, DType dtyp
     if (err != cudaSuccess || tiles == 1) return err;
     for (int64_t w = kSortTile; w < r.n; w *= 2) {
       const bool last = 2 * w >= r.n;
-      simt::launch(merge_kernel<T>, grid_for(elems), dim3(kBlock), 0, stream, keys_a, idx_a,
-                   keys_b, idx_b, r, w, descending, last, static_cast<T*>(values), indices);
+      simt::launch(merge_kernel<T>, grid_for(elems), dim3(kBlock), 0, stream, keys_a, idx_a, keys_b,
+                   idx_b, r, w, descending, last, static_cast<T*>(values), indices);
       if ((err = cudaGetLastError()) != cudaSuccess) return err;
       std::swap(keys_a, keys_b);
       std::swap(idx_a, idx_b);

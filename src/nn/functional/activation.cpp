@@ -34,9 +34,10 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                      shape_str(query) + ", " + shape_str(key) + " and " + shape_str(value));
   }
   if (query.size(-1) != key.size(-1) || key.size(-2) != value.size(-2)) {
-    throw ValueError(op_prefix(op) + "query " + shape_str(query) + ", key " + shape_str(key) +
-                     " and value " + shape_str(value) +
-                     " must share the embedding dim (query, key) and the sequence dim (key, value)");
+    throw ValueError(
+        op_prefix(op) + "query " + shape_str(query) + ", key " + shape_str(key) + " and value " +
+        shape_str(value) +
+        " must share the embedding dim (query, key) and the sequence dim (key, value)");
   }
   if (is_causal && attn_mask.defined()) {
     throw ValueError(op_prefix(op) + "Explicit attn_mask should not be set when is_causal=True");

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <sstream>
 #include <tuple>
 #include <utility>
 #include <vector>
-#include <sstream>
 
 #include "autograd/function.h"
 #include "ember/backends.h"
@@ -41,8 +41,8 @@ struct ConvShape {
   int64_t og() const { return o / groups; }
   // 1x1 kernel, stride 1, no padding: the input is its own column matrix.
   bool pointwise() const {
-    return win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 &&
-           win.pw == 0 && oh == h && ow == w;
+    return win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 && win.pw == 0 &&
+           oh == h && ow == w;
   }
   int64_t chunk() const {
     const int64_t per = std::max<int64_t>(c * taps() * len(), 1);
@@ -61,7 +61,8 @@ struct ConvShape {
 Tensor columns(const Tensor& x, const ConvShape& s) {
   const int64_t samples = x.size(0);
   if (s.pointwise()) return x.view({samples, s.c, s.len()});
-  Tensor col = make_empty({samples, s.c * s.taps(), s.len()}, x.dtype(), x.device(), false, "conv2d");
+  Tensor col =
+      make_empty({samples, s.c * s.taps(), s.len()}, x.dtype(), x.device(), false, "conv2d");
   backend(x.device()).im2col(col, x, s.window(samples));
   return col;
 }
@@ -89,7 +90,8 @@ void gemm_forward(const Tensor& y, const Tensor& w2, const Tensor& col, const Co
   const int64_t samples = y.size(0), og = s.og(), kg = s.kg();
   Backend& be = backend(y.device());
   for (int64_t g = 0; g < s.groups; ++g) {
-    be.gemm(y.narrow(1, g * og, og), w2.narrow(0, g * og, og).unsqueeze(0).expand({samples, og, kg}),
+    be.gemm(y.narrow(1, g * og, og),
+            w2.narrow(0, g * og, og).unsqueeze(0).expand({samples, og, kg}),
             col.narrow(1, g * kg, kg), 1.0, beta);
   }
 }
@@ -145,8 +147,8 @@ Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const 
   for_sample_chunks(s, x.device(), [&](Tensor&, int64_t n0, int64_t nc) {
     Tensor y3 = y.narrow(0, n0, nc).view({nc, s.o, s.len()});
     if (wb.defined()) {
-      backend(x.device()).gemm(y3, wb.unsqueeze(0), columns_with_ones(x.narrow(0, n0, 1), s), 1.0,
-                               0.0);
+      backend(x.device())
+          .gemm(y3, wb.unsqueeze(0), columns_with_ones(x.narrow(0, n0, 1), s), 1.0, 0.0);
       return;
     }
     if (bias.defined()) y3.copy_(bias.view({1, s.o, 1}).expand({nc, s.o, s.len()}));
@@ -172,8 +174,8 @@ Tensor conv_backward_input(const Tensor& gy, const Tensor& w, const ConvShape& s
     const Tensor gy3 = gy.narrow(0, n0, nc).view({nc, s.o, s.len()});
     Tensor gxc = gx.narrow(0, n0, nc);
     Tensor gcol = s.pointwise() ? gxc.view({nc, s.c, s.len()})
-                                : make_empty({nc, s.c * s.taps(), s.len()}, gy.dtype(),
-                                             gy.device(), false, "conv2d");
+                                : make_empty({nc, s.c * s.taps(), s.len()}, gy.dtype(), gy.device(),
+                                             false, "conv2d");
     for (int64_t g = 0; g < s.groups; ++g) {
       be.gemm(gcol.narrow(1, g * kg, kg),
               w2.narrow(0, g * og, og).t().unsqueeze(0).expand({nc, kg, og}),
@@ -203,35 +205,35 @@ std::pair<Tensor, Tensor> conv_backward_weight(const Tensor& gy, const Tensor& x
   const int64_t og = s.og(), kg = s.kg();
   // Whether the partials carry the bias gradient as their last column.
   const bool fold = with_bias && folds_bias(s, gy.device());
-  const std::vector<Tensor> partials = for_sample_chunks(s, gy.device(), [&](Tensor& acc, int64_t n0,
-                                                                             int64_t nc) {
-    const Tensor gy3 = gy.narrow(0, n0, nc).view({nc, s.o, s.len()});
-    if (nc == 1) {
-      // Accumulate straight into the worker's partial (beta = 1 after its first sample).
-      const bool first = !acc.defined();
-      if (fold) {  // one-sample chunks only
-        if (first) acc = make_empty({1, s.o, kg + 1}, gy.dtype(), gy.device(), false, "conv2d");
-        be.gemm(acc, gy3, columns_with_ones(x.narrow(0, n0, 1), s).transpose(1, 2), 1.0,
-                first ? 0.0 : 1.0);
-        return;
-      }
-      const Tensor col = columns(x.narrow(0, n0, nc), s);
-      if (first) acc = make_empty({1, s.o, kg}, gy.dtype(), gy.device(), false, "conv2d");
-      for (int64_t g = 0; g < s.groups; ++g) {
-        be.gemm(acc.narrow(1, g * og, og), gy3.narrow(1, g * og, og),
-                col.narrow(1, g * kg, kg).transpose(1, 2), 1.0, first ? 0.0 : 1.0);
-      }
-      return;
-    }
-    const Tensor col = columns(x.narrow(0, n0, nc), s);
-    Tensor part = make_empty({nc, s.o, kg}, gy.dtype(), gy.device(), false, "conv2d");
-    for (int64_t g = 0; g < s.groups; ++g) {
-      be.gemm(part.narrow(1, g * og, og), gy3.narrow(1, g * og, og),
-              col.narrow(1, g * kg, kg).transpose(1, 2), 1.0, 0.0);
-    }
-    Tensor summed = part.sum({0}, true);
-    acc = acc.defined() ? acc + summed : summed;
-  });
+  const std::vector<Tensor> partials =
+      for_sample_chunks(s, gy.device(), [&](Tensor& acc, int64_t n0, int64_t nc) {
+        const Tensor gy3 = gy.narrow(0, n0, nc).view({nc, s.o, s.len()});
+        if (nc == 1) {
+          // Accumulate straight into the worker's partial (beta = 1 after its first sample).
+          const bool first = !acc.defined();
+          if (fold) {  // one-sample chunks only
+            if (first) acc = make_empty({1, s.o, kg + 1}, gy.dtype(), gy.device(), false, "conv2d");
+            be.gemm(acc, gy3, columns_with_ones(x.narrow(0, n0, 1), s).transpose(1, 2), 1.0,
+                    first ? 0.0 : 1.0);
+            return;
+          }
+          const Tensor col = columns(x.narrow(0, n0, nc), s);
+          if (first) acc = make_empty({1, s.o, kg}, gy.dtype(), gy.device(), false, "conv2d");
+          for (int64_t g = 0; g < s.groups; ++g) {
+            be.gemm(acc.narrow(1, g * og, og), gy3.narrow(1, g * og, og),
+                    col.narrow(1, g * kg, kg).transpose(1, 2), 1.0, first ? 0.0 : 1.0);
+          }
+          return;
+        }
+        const Tensor col = columns(x.narrow(0, n0, nc), s);
+        Tensor part = make_empty({nc, s.o, kg}, gy.dtype(), gy.device(), false, "conv2d");
+        for (int64_t g = 0; g < s.groups; ++g) {
+          be.gemm(part.narrow(1, g * og, og), gy3.narrow(1, g * og, og),
+                  col.narrow(1, g * kg, kg).transpose(1, 2), 1.0, 0.0);
+        }
+        Tensor summed = part.sum({0}, true);
+        acc = acc.defined() ? acc + summed : summed;
+      });
   Tensor total;
   for (const Tensor& p : partials) {
     if (p.defined()) total = total.defined() ? total + p : p;
@@ -265,7 +267,8 @@ void check_floating(const char* op, const Tensor& t) {
 Device check_conv(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
                   int64_t dims, const int64_t* stride, const int64_t* padding,
                   const int64_t* dilation, int64_t groups, bool transposed) {
-  if (!x.defined() || !w.defined()) throw ValueError(op_prefix(op) + "input and weight must be defined");
+  if (!x.defined() || !w.defined())
+    throw ValueError(op_prefix(op) + "input and weight must be defined");
   const Device dev = common_device(op, {&x, &w, &bias});
   if (x.dim() != dims + 1 && x.dim() != dims + 2) {
     throw ValueError(op_prefix(op) + "Expected " + std::to_string(dims + 1) + "D (unbatched) or " +
@@ -274,10 +277,9 @@ Device check_conv(const char* op, const Tensor& x, const Tensor& w, const Tensor
   }
   if (w.dim() != dims + 2) {
     throw ValueError(op_prefix(op) + "Expected " + std::to_string(dims + 2) +
-                     "-dimensional weight for " + std::to_string(dims + 2) +
-                     "-dimensional input " + sizes_str(x) + ", but got " +
-                     std::to_string(w.dim()) + "-dimensional weight of size " + sizes_str(w) +
-                     " instead");
+                     "-dimensional weight for " + std::to_string(dims + 2) + "-dimensional input " +
+                     sizes_str(x) + ", but got " + std::to_string(w.dim()) +
+                     "-dimensional weight of size " + sizes_str(w) + " instead");
   }
   check_floating(op, x);
   if (x.dtype() != w.dtype()) {
@@ -304,8 +306,8 @@ Device check_conv(const char* op, const Tensor& x, const Tensor& w, const Tensor
                      " at dimension 0, but got weight of size " + sizes_str(w) + " instead");
   }
   if (x4.size(1) != in_ch) {
-    throw ValueError(op_prefix(op) + "Given " + (transposed ? "transposed=1, " : "") + "groups=" +
-                     std::to_string(groups) + ", weight of size " + sizes_str(w) +
+    throw ValueError(op_prefix(op) + "Given " + (transposed ? "transposed=1, " : "") +
+                     "groups=" + std::to_string(groups) + ", weight of size " + sizes_str(w) +
                      ", expected input" + sizes_str(x4) + " to have " + std::to_string(in_ch) +
                      " channels, but got " + std::to_string(x4.size(1)) + " channels instead");
   }
@@ -504,18 +506,19 @@ Tensor avg_pool_impl(const char* op, const char* node, const Tensor& input, cons
   g.planes = x4.size(0) * x4.size(1);
   const Shape in_shape = x4.sizes();
   Tensor y = autograd::no_grad([&] {
-    Tensor out = make_empty({x4.size(0), x4.size(1), g.out_h, g.out_w}, x4.dtype(), x4.device(),
-                            false, op);
+    Tensor out =
+        make_empty({x4.size(0), x4.size(1), g.out_h, g.out_w}, x4.dtype(), x4.device(), false, op);
     backend(x4.device()).avg_pool2d(out, x4.contiguous(), g, prm);
     return out;
   });
   if (autograd::needs_grad({&x4})) {
-    autograd::record(node, {x4}, {y}, {}, [g, prm, in_shape](const TensorList& gr, const GradContext&) {
-      const Tensor gy = gr[0].contiguous();
-      Tensor gx = make_empty(in_shape, gy.dtype(), gy.device(), false, "avg_pool2d_backward");
-      backend(gy.device()).avg_pool2d_backward(gx, gy, g, prm);
-      return TensorList{gx};
-    });
+    autograd::record(
+        node, {x4}, {y}, {}, [g, prm, in_shape](const TensorList& gr, const GradContext&) {
+          const Tensor gy = gr[0].contiguous();
+          Tensor gx = make_empty(in_shape, gy.dtype(), gy.device(), false, "avg_pool2d_backward");
+          backend(gy.device()).avg_pool2d_backward(gx, gy, g, prm);
+          return TensorList{gx};
+        });
   }
   return batched ? y : y.squeeze(0);
 }
@@ -578,14 +581,13 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   for (int i = 0; i < 2; ++i) {
     if (output_padding[i] < 0 ||
         (output_padding[i] >= stride[i] && output_padding[i] >= dilation[i])) {
-      throw ValueError(op_prefix(op) + "output padding must be smaller than either stride or " +
-                       "dilation, but got output_padding_height: " +
-                       std::to_string(output_padding[0]) +
-                       " output_padding_width: " + std::to_string(output_padding[1]) +
-                       " stride_height: " + std::to_string(stride[0]) +
-                       " stride_width: " + std::to_string(stride[1]) +
-                       " dilation_height: " + std::to_string(dilation[0]) +
-                       " dilation_width: " + std::to_string(dilation[1]));
+      throw ValueError(
+          op_prefix(op) + "output padding must be smaller than either stride or " +
+          "dilation, but got output_padding_height: " + std::to_string(output_padding[0]) +
+          " output_padding_width: " + std::to_string(output_padding[1]) + " stride_height: " +
+          std::to_string(stride[0]) + " stride_width: " + std::to_string(stride[1]) +
+          " dilation_height: " + std::to_string(dilation[0]) +
+          " dilation_width: " + std::to_string(dilation[1]));
     }
   }
   const bool batched = input.dim() == 4;
@@ -613,7 +615,8 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   if (s.h <= 0 || s.w <= 0) {
     throw ValueError(op_prefix(op) + "Given input size per channel: (" + std::to_string(s.oh) +
                      " x " + std::to_string(s.ow) + "). Calculated output size per channel: (" +
-                     std::to_string(s.h) + " x " + std::to_string(s.w) + "). Output size is too small");
+                     std::to_string(s.h) + " x " + std::to_string(s.w) +
+                     "). Output size is too small");
   }
   g.in_h = s.h;
   g.in_w = s.w;
@@ -702,8 +705,8 @@ Tensor avg_pool2d(const Tensor& input, ExpandingArray<2> kernel_size,
   if (divisor_override && *divisor_override == 0) {
     throw ValueError(op_prefix(op) + "divisor must be not zero");
   }
-  const Window2d g = pool_window(op, x4, kernel_size, stride.value_or(kernel_size), padding, 1,
-                                 ceil_mode, false);
+  const Window2d g =
+      pool_window(op, x4, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode, false);
   AvgPool2dParams p;
   p.count_include_pad = count_include_pad;
   p.divisor_override = divisor_override.value_or(0);

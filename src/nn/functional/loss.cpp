@@ -26,9 +26,12 @@ Reduction parse_reduction(const char* op, const std::string& r, bool batchmean =
 
 Tensor reduce(const Tensor& l, Reduction r) {
   switch (r) {
-    case Reduction::None: return l;
-    case Reduction::Sum: return l.sum();
-    default: return l.mean();
+    case Reduction::None:
+      return l;
+    case Reduction::Sum:
+      return l.sum();
+    default:
+      return l.mean();
   }
 }
 
@@ -82,8 +85,8 @@ std::pair<Tensor, Tensor> fused_rows(const Tensor& x, const Tensor& t, const Ten
                        Tensor gr = g[0].to(acc);
                        Tensor gx = make_empty(xs.sizes(), xs.dtype(), xs.device(), false, p.op);
                        backend(xs.device())
-                           .cross_entropy_backward(gx, gr, xs, c.saved[1], c.saved[2],
-                                                   c.saved[3], c.saved[4], p);
+                           .cross_entropy_backward(gx, gr, xs, c.saved[1], c.saved[2], c.saved[3],
+                                                   c.saved[4], p);
                        return TensorList{gx};
                      });
   }
@@ -124,8 +127,8 @@ Tensor class_index_loss(const Tensor& input, const Tensor& target, const Tensor&
   const int64_t c = input.dim() == 1 ? input.size(0) : input.size(1);
   if (weight.defined() && (weight.dim() != 1 || weight.size(0) != c)) {
     throw ValueError(op_prefix(op) + "weight tensor should be defined either for all " +
-                     std::to_string(c) + " classes or no classes but got weight tensor of shape: " +
-                     shape_str(weight));
+                     std::to_string(c) +
+                     " classes or no classes but got weight tensor of shape: " + shape_str(weight));
   }
   if (label_smoothing < 0.0 || label_smoothing > 1.0) {
     throw ValueError(op_prefix(op) + "label_smoothing must be between 0.0 and 1.0. Got: " +
@@ -142,9 +145,15 @@ Tensor class_index_loss(const Tensor& input, const Tensor& target, const Tensor&
   auto [rows, row_w] = fused_rows(x2, t2, weight, p);
   Tensor out;
   switch (red) {
-    case Reduction::None: out = rows.reshape(target.sizes()); break;
-    case Reduction::Sum: out = rows.sum(); break;
-    default: out = rows.sum() / row_w.sum(); break;
+    case Reduction::None:
+      out = rows.reshape(target.sizes());
+      break;
+    case Reduction::Sum:
+      out = rows.sum();
+      break;
+    default:
+      out = rows.sum() / row_w.sum();
+      break;
   }
   return out.to(input.dtype());
 }
@@ -160,8 +169,8 @@ Tensor probability_loss(const Tensor& input, const Tensor& target,
   }
   const double ls = o.label_smoothing();
   if (ls < 0.0 || ls > 1.0) {
-    throw ValueError(op_prefix(op) + "label_smoothing must be between 0.0 and 1.0. Got: " +
-                     std::to_string(ls));
+    throw ValueError(op_prefix(op) +
+                     "label_smoothing must be between 0.0 and 1.0. Got: " + std::to_string(ls));
   }
   const int64_t cdim = input.dim() == 1 ? 0 : 1;
   const int64_t c = input.size(cdim);
@@ -179,9 +188,12 @@ Tensor probability_loss(const Tensor& input, const Tensor& target,
   }
   Tensor l = -prod.sum({cdim});
   switch (red) {
-    case Reduction::None: return l;
-    case Reduction::Sum: return l.sum();
-    default: return l.sum() / static_cast<double>(input.numel() / std::max<int64_t>(c, 1));
+    case Reduction::None:
+      return l;
+    case Reduction::Sum:
+      return l.sum();
+    default:
+      return l.sum() / static_cast<double>(input.numel() / std::max<int64_t>(c, 1));
   }
 }
 

@@ -121,24 +121,24 @@ Tensor run_norm(const char* node, const Tensor& input, const Tensor& weight, con
   }
   if (!autograd::needs_grad({&input, &weight, &bias})) return out;
   const Shape shape = input.sizes();
-  autograd::record(node, {input, weight, bias}, {out}, {input, weight, mean, rstd},
-                   [p, shape](const TensorList& g, const GradContext& c) {
-                     const Tensor& w = c.saved[1];
-                     if (is_grad_enabled()) {
-                       return composite_backward(g[0], c.saved[0], w, c.saved[2], c.saved[3], p,
-                                                 c.needs(0), c.needs(1), c.needs(2));
-                     }
-                     const Tensor xs = c.saved[0].contiguous();
-                     const TensorOptions o = TensorOptions(xs.dtype()).device(xs.device());
-                     Tensor dy = g[0].dtype() == xs.dtype() ? g[0] : g[0].to(xs.dtype());
-                     dy = dy.contiguous();
-                     Tensor gin = c.needs(0) ? empty(shape, o) : Tensor();
-                     Tensor gw = c.needs(1) ? empty({p.channels}, o) : Tensor();
-                     Tensor gb = c.needs(2) ? empty({p.channels}, o) : Tensor();
-                     backend(xs.device())
-                         .norm_backward(gin, gw, gb, dy, xs, c.saved[2], c.saved[3], w, p);
-                     return TensorList{gin, gw, gb};
-                   });
+  autograd::record(
+      node, {input, weight, bias}, {out}, {input, weight, mean, rstd},
+      [p, shape](const TensorList& g, const GradContext& c) {
+        const Tensor& w = c.saved[1];
+        if (is_grad_enabled()) {
+          return composite_backward(g[0], c.saved[0], w, c.saved[2], c.saved[3], p, c.needs(0),
+                                    c.needs(1), c.needs(2));
+        }
+        const Tensor xs = c.saved[0].contiguous();
+        const TensorOptions o = TensorOptions(xs.dtype()).device(xs.device());
+        Tensor dy = g[0].dtype() == xs.dtype() ? g[0] : g[0].to(xs.dtype());
+        dy = dy.contiguous();
+        Tensor gin = c.needs(0) ? empty(shape, o) : Tensor();
+        Tensor gw = c.needs(1) ? empty({p.channels}, o) : Tensor();
+        Tensor gb = c.needs(2) ? empty({p.channels}, o) : Tensor();
+        backend(xs.device()).norm_backward(gin, gw, gb, dy, xs, c.saved[2], c.saved[3], w, p);
+        return TensorList{gin, gw, gb};
+      });
   return out;
 }
 
@@ -181,10 +181,14 @@ void check_affine_shape(const char* op, const char* what, const Tensor& t,
 
 double dtype_eps(DType t) {
   switch (t) {
-    case kFloat16: return 0.0009765625;
-    case kBFloat16: return 0.0078125;
-    case kFloat64: return 2.220446049250313e-16;
-    default: return 1.1920928955078125e-07;
+    case kFloat16:
+      return 0.0009765625;
+    case kBFloat16:
+      return 0.0078125;
+    case kFloat64:
+      return 2.220446049250313e-16;
+    default:
+      return 1.1920928955078125e-07;
   }
 }
 
@@ -211,7 +215,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   check_running("running_mean", running_mean);
   check_running("running_var", running_var);
   if (running_mean.defined() != running_var.defined()) {
-    throw ValueError(op_prefix(op) + "running_mean and running_var must both be given or both be "
+    throw ValueError(op_prefix(op) +
+                     "running_mean and running_var must both be given or both be "
                      "undefined");
   }
   const Tensor w = affine_operand(op, "weight", weight, input, c);
@@ -226,8 +231,10 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   p.momentum = momentum;
   if (training) {
     if (p.batch * p.inner <= 1) {
-      throw ValueError(op_prefix(op) + "Expected more than 1 value per channel when training, "
-                       "got input size " + shape_str(input));
+      throw ValueError(op_prefix(op) +
+                       "Expected more than 1 value per channel when training, "
+                       "got input size " +
+                       shape_str(input));
     }
     const Tensor rm = running_operand(running_mean, input);
     const Tensor rv = running_operand(running_var, input);
@@ -238,7 +245,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     return out;
   }
   if (!running_mean.defined()) {
-    throw ValueError(op_prefix(op) + "running_mean and running_var must be defined when not "
+    throw ValueError(op_prefix(op) +
+                     "running_mean and running_var must be defined when not "
                      "training");
   }
   Tensor mean, rstd;
@@ -277,23 +285,25 @@ Tensor rms_norm(const Tensor& input, std::vector<int64_t> normalized_shape, cons
   p.channels = n;
   p.rms = true;
   p.eps = eps ? *eps : dtype_eps(input.dtype());
-  return run_norm("RmsNormBackward0", input, affine_operand(op, "weight", weight, input, n), {},
-                  p);
+  return run_norm("RmsNormBackward0", input, affine_operand(op, "weight", weight, input, n), {}, p);
 }
 
-Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
-                  const Tensor& bias, double eps) {
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
+                  double eps) {
   const char* op = "group_norm";
   check_float_input(op, input);
   if (input.dim() < 2) {
-    throw ValueError(op_prefix(op) + "Expected at least 2 dimensions for input tensor but "
-                     "received " + std::to_string(input.dim()));
+    throw ValueError(op_prefix(op) +
+                     "Expected at least 2 dimensions for input tensor but "
+                     "received " +
+                     std::to_string(input.dim()));
   }
   const int64_t c = input.size(1);
   if (num_groups <= 0 || c % num_groups != 0) {
-    throw ValueError(op_prefix(op) + "Expected number of channels in input to be divisible by "
-                     "num_groups, but got input of shape " + shape_str(input) +
-                     " and num_groups=" + std::to_string(num_groups));
+    throw ValueError(op_prefix(op) +
+                     "Expected number of channels in input to be divisible by "
+                     "num_groups, but got input of shape " +
+                     shape_str(input) + " and num_groups=" + std::to_string(num_groups));
   }
   NormParams p;
   p.batch = input.size(0);
@@ -352,9 +362,10 @@ Tensor dropout2d(const Tensor& input, double p, bool training) {
   if (p == 1.0) return input * 0.0;
   // One draw per channel, broadcast over the spatial dims.
   Shape noise;
-  for (int64_t d = 0; d < input.dim(); ++d) noise.push_back(d + 2 < input.dim() ? input.size(d) : 1);
-  const Tensor keep = bernoulli(empty(noise, TensorOptions(input.dtype()).device(input.device())),
-                                1.0 - p);
+  for (int64_t d = 0; d < input.dim(); ++d)
+    noise.push_back(d + 2 < input.dim() ? input.size(d) : 1);
+  const Tensor keep =
+      bernoulli(empty(noise, TensorOptions(input.dtype()).device(input.device())), 1.0 - p);
   return input * (keep * (1.0 / (1.0 - p)));
 }
 
@@ -363,8 +374,10 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
   if (!padding_idx) return ember::embedding(weight, input);
   check_defined(op, weight, "weight");
   if (weight.dim() != 2) {
-    throw ValueError(op_prefix(op) + "weight must be 2-D (num_embeddings, embedding_dim), got "
-                     "shape " + shape_str(weight));
+    throw ValueError(op_prefix(op) +
+                     "weight must be 2-D (num_embeddings, embedding_dim), got "
+                     "shape " +
+                     shape_str(weight));
   }
   const int64_t num = weight.size(0);
   int64_t pad = *padding_idx;
@@ -376,15 +389,15 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
   if (!autograd::needs_grad({&weight})) return ember::embedding(weight, input);
   Tensor out = autograd::no_grad([&] { return ember::embedding(weight, input); });
   const Shape sw = weight.sizes();
-  autograd::record("EmbeddingBackward0", {weight}, {out}, {input},
-                   [sw, pad](const TensorList& g, const GradContext& c) {
-                     const Tensor flat = c.saved[0].reshape({-1}).to(kInt64);
-                     Tensor gw = index_put(zeros(sw, g[0].options()), {flat},
-                                           g[0].reshape({-1, sw[1]}), true);
-                     // The padding row gets no gradient.
-                     gw.narrow(0, pad, 1).zero_();
-                     return TensorList{gw};
-                   });
+  autograd::record(
+      "EmbeddingBackward0", {weight}, {out}, {input},
+      [sw, pad](const TensorList& g, const GradContext& c) {
+        const Tensor flat = c.saved[0].reshape({-1}).to(kInt64);
+        Tensor gw = index_put(zeros(sw, g[0].options()), {flat}, g[0].reshape({-1, sw[1]}), true);
+        // The padding row gets no gradient.
+        gw.narrow(0, pad, 1).zero_();
+        return TensorList{gw};
+      });
   return out;
 }
 

@@ -10,8 +10,8 @@ using detail::py_float;
 
 GELUImpl::GELUImpl(const GELUOptions& options) : Module("GELU"), options(options) {
   if (options.approximate() != "none" && options.approximate() != "tanh") {
-    throw ValueError("[GELU] approximate must be 'none' or 'tanh', got '" +
-                     options.approximate() + "'");
+    throw ValueError("[GELU] approximate must be 'none' or 'tanh', got '" + options.approximate() +
+                     "'");
   }
 }
 

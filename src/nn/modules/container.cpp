@@ -56,8 +56,10 @@ std::vector<std::string> ModuleDictImpl::keys() const {
 void ModuleDictImpl::update(const Items& items) {
   for (const auto& [key, module] : items) {
     if (!module.ptr()) throw ValueError("[ModuleDict] module '" + key + "' is empty");
-    if (contains(key)) replace_child(key, module.ptr());
-    else add_child(key, module.ptr());
+    if (contains(key))
+      replace_child(key, module.ptr());
+    else
+      add_child(key, module.ptr());
   }
 }
 

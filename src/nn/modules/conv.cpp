@@ -54,8 +54,10 @@ void check_channels(const char* name, int64_t in, int64_t out, int64_t groups,
                               "' is not implemented; only 'zeros' is");
   }
   if (padding_mode != "zeros") {
-    throw ValueError(op + "padding_mode must be one of ['zeros', 'reflect', 'replicate', "
-                          "'circular'], but got padding_mode='" + padding_mode + "'");
+    throw ValueError(op +
+                     "padding_mode must be one of ['zeros', 'reflect', 'replicate', "
+                     "'circular'], but got padding_mode='" +
+                     padding_mode + "'");
   }
 }
 
@@ -130,9 +132,9 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : Module("Conv1d"), options
                  options.padding_mode());
   check_padding("Conv1d", options.padding(), options.stride());
   weight = register_parameter(
-      "weight", empty(conv_weight_shape(options.out_channels(),
-                                        options.in_channels() / options.groups(),
-                                        options.kernel_size())));
+      "weight",
+      empty(conv_weight_shape(options.out_channels(), options.in_channels() / options.groups(),
+                              options.kernel_size())));
   if (options.bias()) bias = register_parameter("bias", empty({options.out_channels()}));
   reset_parameters();
 }
@@ -158,9 +160,9 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options
                  options.padding_mode());
   check_padding("Conv2d", options.padding(), options.stride());
   weight = register_parameter(
-      "weight", empty(conv_weight_shape(options.out_channels(),
-                                        options.in_channels() / options.groups(),
-                                        options.kernel_size())));
+      "weight",
+      empty(conv_weight_shape(options.out_channels(), options.in_channels() / options.groups(),
+                              options.kernel_size())));
   if (options.bias()) bias = register_parameter("bias", empty({options.out_channels()}));
   reset_parameters();
 }
@@ -185,12 +187,12 @@ void Conv2dImpl::pretty_print(std::ostream& out) const {
 
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options)
     : Module("ConvTranspose2d"), options(options) {
-  check_channels("ConvTranspose2d", options.in_channels(), options.out_channels(),
-                 options.groups(), options.padding_mode());
+  check_channels("ConvTranspose2d", options.in_channels(), options.out_channels(), options.groups(),
+                 options.padding_mode());
   weight = register_parameter(
-      "weight", empty(conv_weight_shape(options.in_channels(),
-                                        options.out_channels() / options.groups(),
-                                        options.kernel_size())));
+      "weight",
+      empty(conv_weight_shape(options.in_channels(), options.out_channels() / options.groups(),
+                              options.kernel_size())));
   if (options.bias()) bias = register_parameter("bias", empty({options.out_channels()}));
   reset_parameters();
 }

@@ -13,7 +13,8 @@ void register_weight(Module& m, const char* name, Tensor& option) {
 
 }  // namespace
 
-CrossEntropyLossImpl::CrossEntropyLossImpl(const CrossEntropyLossOptions& options) : Module("CrossEntropyLoss"), options(options) {
+CrossEntropyLossImpl::CrossEntropyLossImpl(const CrossEntropyLossOptions& options)
+    : Module("CrossEntropyLoss"), options(options) {
   register_weight(*this, "weight", this->options.weight());
 }
 
@@ -29,29 +30,27 @@ Tensor NLLLossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::nll_loss(input, target, options);
 }
 
-MSELossImpl::MSELossImpl(const MSELossOptions& options) : Module("MSELoss"), options(options) {
-}
+MSELossImpl::MSELossImpl(const MSELossOptions& options) : Module("MSELoss"), options(options) {}
 
 Tensor MSELossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::mse_loss(input, target, options);
 }
 
-L1LossImpl::L1LossImpl(const L1LossOptions& options) : Module("L1Loss"), options(options) {
-}
+L1LossImpl::L1LossImpl(const L1LossOptions& options) : Module("L1Loss"), options(options) {}
 
 Tensor L1LossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::l1_loss(input, target, options);
 }
 
-SmoothL1LossImpl::SmoothL1LossImpl(const SmoothL1LossOptions& options) : Module("SmoothL1Loss"), options(options) {
-}
+SmoothL1LossImpl::SmoothL1LossImpl(const SmoothL1LossOptions& options)
+    : Module("SmoothL1Loss"), options(options) {}
 
 Tensor SmoothL1LossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::smooth_l1_loss(input, target, options);
 }
 
-HuberLossImpl::HuberLossImpl(const HuberLossOptions& options) : Module("HuberLoss"), options(options) {
-}
+HuberLossImpl::HuberLossImpl(const HuberLossOptions& options)
+    : Module("HuberLoss"), options(options) {}
 
 Tensor HuberLossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::huber_loss(input, target, options);
@@ -65,7 +64,8 @@ Tensor BCELossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::binary_cross_entropy(input, target, options);
 }
 
-BCEWithLogitsLossImpl::BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options) : Module("BCEWithLogitsLoss"), options(options) {
+BCEWithLogitsLossImpl::BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options)
+    : Module("BCEWithLogitsLoss"), options(options) {
   register_weight(*this, "weight", this->options.weight());
   register_weight(*this, "pos_weight", this->options.pos_weight());
 }
@@ -74,8 +74,8 @@ Tensor BCEWithLogitsLossImpl::forward(const Tensor& input, const Tensor& target)
   return F::binary_cross_entropy_with_logits(input, target, options);
 }
 
-KLDivLossImpl::KLDivLossImpl(const KLDivLossOptions& options) : Module("KLDivLoss"), options(options) {
-}
+KLDivLossImpl::KLDivLossImpl(const KLDivLossOptions& options)
+    : Module("KLDivLoss"), options(options) {}
 
 Tensor KLDivLossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::kl_div(input, target, options);

@@ -39,7 +39,7 @@ std::string py_tuple(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-// ---- batch norm -----------------------------------------------------------------------------------
+// ---- batch norm ---------------------------------------------------------------------------------
 
 BatchNormImplBase::BatchNormImplBase(const BatchNormOptions& options, std::string name)
     : Module(std::move(name)), options(options) {
@@ -80,7 +80,8 @@ Tensor BatchNormImplBase::forward(const Tensor& input) {
       NoGradGuard ng;
       num_batches_tracked.add_(1);
     }
-    if (!options.momentum()) factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
+    if (!options.momentum())
+      factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
   }
   // Batch statistics in training, and also in evaluation when no running statistics are kept.
   const bool use_batch = is_training() || !running_mean.defined();
@@ -111,7 +112,7 @@ void BatchNorm2dImpl::check_input_dim(const Tensor& input) const {
   }
 }
 
-// ---- layer, group and RMS norm --------------------------------------------------------------------
+// ---- layer, group and RMS norm ------------------------------------------------------------------
 
 namespace {
 Shape shape_of(const std::vector<int64_t>& v) { return Shape(v); }
@@ -121,7 +122,8 @@ LayerNormImpl::LayerNormImpl(const LayerNormOptions& options)
     : Module("LayerNorm"), options(options) {
   if (options.elementwise_affine()) {
     weight = register_parameter("weight", empty(shape_of(options.normalized_shape())));
-    if (options.bias()) bias = register_parameter("bias", empty(shape_of(options.normalized_shape())));
+    if (options.bias())
+      bias = register_parameter("bias", empty(shape_of(options.normalized_shape())));
   }
   reset_parameters();
 }
@@ -189,7 +191,7 @@ void RMSNormImpl::pretty_print(std::ostream& out) const {
       << ", elementwise_affine=" << py_bool(options.elementwise_affine()) << ")";
 }
 
-// ---- dropout --------------------------------------------------------------------------------------
+// ---- dropout ------------------------------------------------------------------------------------
 
 namespace {
 void check_p(const char* name, double p) {
@@ -236,7 +238,7 @@ void Dropout2dImpl::pretty_print(std::ostream& out) const {
       << ")";
 }
 
-// ---- embedding ------------------------------------------------------------------------------------
+// ---- embedding ----------------------------------------------------------------------------------
 
 EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options)
     : Module("Embedding"), options(options) {

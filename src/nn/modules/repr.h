@@ -14,7 +14,7 @@ inline std::string py_float(double v) {
   char buf[64];
   const double a = std::fabs(v);
   auto fmt = (a != 0 && (a < 1e-4 || a >= 1e16)) ? std::chars_format::scientific
-                                                   : std::chars_format::fixed;
+                                                 : std::chars_format::fixed;
   auto r = std::to_chars(buf, buf + sizeof buf, v, fmt);
   std::string s(buf, r.ptr);
   if (fmt == std::chars_format::scientific) {

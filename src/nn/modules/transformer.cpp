@@ -5,9 +5,9 @@
 #include <ostream>
 
 #include "ember/nn/functional/activation.h"
+#include "ember/nn/functional/norm.h"
 #include "ember/nn/init.h"
 #include "ember/ops.h"
-#include "ember/nn/functional/norm.h"
 #include "nn/modules/repr.h"
 #include "ops/op_utils.h"
 
@@ -38,8 +38,8 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   head_dim = e / h;
   in_proj_weight = register_parameter("in_proj_weight", empty({3 * e, e}));
   if (options.bias()) in_proj_bias = register_parameter("in_proj_bias", empty({3 * e}));
-  out_proj = register_module("out_proj",
-                             NonDynamicallyQuantizableLinear(LinearOptions(e, e).bias(options.bias())));
+  out_proj = register_module(
+      "out_proj", NonDynamicallyQuantizableLinear(LinearOptions(e, e).bias(options.bias())));
   reset_parameters();
 }
 
@@ -87,7 +87,9 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
     return t.defined() ? t.narrow(0, i * e, e) : Tensor();
   };
   // (N, L, E) -> (N, H, L, D)
-  auto heads = [&](const Tensor& t) { return t.reshape({n, t.size(1), h, head_dim}).transpose(1, 2); };
+  auto heads = [&](const Tensor& t) {
+    return t.reshape({n, t.size(1), h, head_dim}).transpose(1, 2);
+  };
   q = heads(linear(q, slice(in_proj_weight, 0), slice(in_proj_bias, 0)));
   k = heads(linear(k, slice(in_proj_weight, 1), slice(in_proj_bias, 1)));
   v = heads(linear(v, slice(in_proj_weight, 2), slice(in_proj_bias, 2)));
@@ -110,7 +112,8 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
       throw ValueError(op_prefix(op) + "The shape of the 2D attn_mask is " + shape_str(am) +
                        ", but should be (" + std::to_string(l) + ", " + std::to_string(s) + ").");
     }
-    add_mask(am.dtype() == kBool ? masked_fill(zeros(am.sizes(), mopt), am, ninf) : am.to(q.dtype()));
+    add_mask(am.dtype() == kBool ? masked_fill(zeros(am.sizes(), mopt), am, ninf)
+                                 : am.to(q.dtype()));
   } else if (is_causal) {
     Tensor future = triu(ones({l, s}, TensorOptions().dtype(kBool).device(q.device())), 1);
     add_mask(masked_fill(zeros({l, s}, mopt), future, ninf));
@@ -122,14 +125,15 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
                        ", got " + shape_str(key_padding_mask));
     }
     Tensor kp = key_padding_mask.reshape({n, 1, 1, s});
-    add_mask(kp.dtype() == kBool ? masked_fill(zeros(kp.sizes(), mopt), kp, ninf) : kp.to(q.dtype()));
+    add_mask(kp.dtype() == kBool ? masked_fill(zeros(kp.sizes(), mopt), kp, ninf)
+                                 : kp.to(q.dtype()));
   }
 
   const double p = is_training() ? options.dropout() : 0.0;
   Tensor out, weights;
   if (need_weights) {
-    Tensor scores = matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))),
-                           k.transpose(-2, -1));
+    Tensor scores =
+        matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))), k.transpose(-2, -1));
     if (mask.defined()) scores = scores + mask;
     weights = softmax(scores, -1);
     if (p > 0.0) weights = F::dropout(weights, p, true);
@@ -141,12 +145,16 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
   }
   // (N, H, L, D) -> (N, L, E) -> the query's layout
   out = out_proj->forward(out.transpose(1, 2).reshape({n, l, e}));
-  if (!batched) out = out.squeeze(0);
-  else if (!options.batch_first()) out = out.transpose(0, 1);
+  if (!batched)
+    out = out.squeeze(0);
+  else if (!options.batch_first())
+    out = out.transpose(0, 1);
   return {out, weights};
 }
 
-void MultiheadAttentionImpl::pretty_print(std::ostream& out) const { out << "MultiheadAttention()"; }
+void MultiheadAttentionImpl::pretty_print(std::ostream& out) const {
+  out << "MultiheadAttention()";
+}
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(
     const TransformerEncoderLayerOptions& options)
@@ -156,11 +164,11 @@ TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(
     throw ValueError("[TransformerEncoderLayer] activation should be relu/gelu, not " + act);
   }
   const int64_t d = options.d_model(), ff = options.dim_feedforward();
-  self_attn = register_module(
-      "self_attn", MultiheadAttention(MultiheadAttentionOptions(d, options.nhead())
-                                          .dropout(options.dropout())
-                                          .bias(options.bias())
-                                          .batch_first(options.batch_first())));
+  self_attn =
+      register_module("self_attn", MultiheadAttention(MultiheadAttentionOptions(d, options.nhead())
+                                                          .dropout(options.dropout())
+                                                          .bias(options.bias())
+                                                          .batch_first(options.batch_first())));
   linear1 = register_module("linear1", Linear(LinearOptions(d, ff).bias(options.bias())));
   dropout = register_module("dropout", Dropout(options.dropout()));
   linear2 = register_module("linear2", Linear(LinearOptions(ff, d).bias(options.bias())));

@@ -1,5 +1,6 @@
-// Convolution and pooling (nn::functional): conv1d, conv2d, conv_transpose2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d.
-// Inputs are batched (N, C, *) or unbatched (C, *), floating dtypes, as in PyTorch.
+// Convolution and pooling (nn::functional): conv1d, conv2d, conv_transpose2d, max_pool2d,
+// avg_pool2d, adaptive_avg_pool2d. Inputs are batched (N, C, *) or unbatched (C, *), floating
+// dtypes, as in PyTorch.
 #pragma once
 
 #include <optional>

@@ -95,8 +95,9 @@ Tensor huber_loss(const Tensor& input, const Tensor& target,
 // input: probabilities in [0, 1]; the logs are clamped to >= -100, as PyTorch.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BinaryCrossEntropyFuncOptions& options = {});
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                        const BinaryCrossEntropyWithLogitsFuncOptions& options = {});
+Tensor binary_cross_entropy_with_logits(
+    const Tensor& input, const Tensor& target,
+    const BinaryCrossEntropyWithLogitsFuncOptions& options = {});
 // input: log-probabilities; target: probabilities (or log-probabilities with log_target).
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
 

@@ -11,12 +11,12 @@
 namespace ember::nn {
 
 // A module without options whose forward is one function.
-#define EMBER_PLAIN_ACTIVATION(Name, fn)                        \
-  class Name##Impl : public Module {                            \
-   public:                                                      \
-    Name##Impl() : Module(#Name) {}                             \
-    Tensor forward(const Tensor& x) { return fn(x); }           \
-  };                                                            \
+#define EMBER_PLAIN_ACTIVATION(Name, fn)              \
+  class Name##Impl : public Module {                  \
+   public:                                            \
+    Name##Impl() : Module(#Name) {}                   \
+    Tensor forward(const Tensor& x) { return fn(x); } \
+  };                                                  \
   EMBER_MODULE(Name)
 
 EMBER_PLAIN_ACTIVATION(ReLU, functional::relu);

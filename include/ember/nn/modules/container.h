@@ -119,8 +119,8 @@ class SequentialImpl : public IndexedContainer {
     using Impl = typename decltype(p)::element_type;
     static_assert(std::is_base_of_v<Module, Impl>, "Sequential holds nn modules");
     static_assert(
-        std::is_convertible_v<decltype(std::declval<Impl&>().forward(std::declval<const Tensor&>())),
-                              Tensor>,
+        std::is_convertible_v<
+            decltype(std::declval<Impl&>().forward(std::declval<const Tensor&>())), Tensor>,
         "Sequential needs modules with Tensor forward(const Tensor&)");
     if (!p) throw ValueError("[Sequential] cannot push an empty module holder");
     forwards_.emplace_back([p](const Tensor& x) -> Tensor { return p->forward(x); });
@@ -142,9 +142,10 @@ class ModuleListImpl : public IndexedContainer {
   ModuleListImpl(std::vector<AnyModulePtr> modules) : ModuleListImpl() {  // NOLINT
     extend(modules);
   }
-  template <class First, class... Rest,
-            class = std::enable_if_t<!std::is_same_v<std::decay_t<First>, ModuleListImpl> &&
-                                     !std::is_same_v<std::decay_t<First>, std::vector<AnyModulePtr>>>>
+  template <
+      class First, class... Rest,
+      class = std::enable_if_t<!std::is_same_v<std::decay_t<First>, ModuleListImpl> &&
+                               !std::is_same_v<std::decay_t<First>, std::vector<AnyModulePtr>>>>
   explicit ModuleListImpl(First&& first, Rest&&... rest) : ModuleListImpl() {
     push_back(AnyModulePtr(std::forward<First>(first)));
     (push_back(AnyModulePtr(std::forward<Rest>(rest))), ...);

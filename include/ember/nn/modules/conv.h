@@ -1,5 +1,6 @@
 // nn modules: conv.
-// Conv1d, Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, with libtorch's options.
+// Conv1d, Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, with libtorch's
+// options.
 #pragma once
 
 #include <optional>
@@ -16,9 +17,9 @@ namespace ember::nn {
 template <size_t D>
 class ConvPadding {
  public:
-  ConvPadding(int64_t v) : values_(v) {}                                   // NOLINT
-  ConvPadding(std::initializer_list<int64_t> list) : values_(list) {}      // NOLINT
-  ConvPadding(const ExpandingArray<D>& values) : values_(values) {}        // NOLINT
+  ConvPadding(int64_t v) : values_(v) {}                               // NOLINT
+  ConvPadding(std::initializer_list<int64_t> list) : values_(list) {}  // NOLINT
+  ConvPadding(const ExpandingArray<D>& values) : values_(values) {}    // NOLINT
   template <class S, std::enable_if_t<std::is_convertible_v<const S&, std::string_view> &&
                                           !std::is_arithmetic_v<S>,
                                       int> = 0>
@@ -52,8 +53,7 @@ using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
 
 struct ConvTranspose2dOptions {
-  ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels,
-                         ExpandingArray<2> kernel_size)
+  ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
   EMBER_ARG(int64_t, in_channels);
   EMBER_ARG(int64_t, out_channels);
@@ -120,7 +120,8 @@ EMBER_MODULE(ConvTranspose2d);
 // ---- pooling ----
 
 struct MaxPool2dOptions {
-  MaxPool2dOptions(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  MaxPool2dOptions(ExpandingArray<2> kernel_size)
+      : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
   EMBER_ARG(ExpandingArray<2>, kernel_size);
   EMBER_ARG(ExpandingArray<2>, stride);  // defaults to kernel_size
   EMBER_ARG(ExpandingArray<2>, padding) = 0;
@@ -140,7 +141,8 @@ class MaxPool2dImpl : public Module {
 EMBER_MODULE(MaxPool2d);
 
 struct AvgPool2dOptions {
-  AvgPool2dOptions(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  AvgPool2dOptions(ExpandingArray<2> kernel_size)
+      : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
   EMBER_ARG(ExpandingArray<2>, kernel_size);
   EMBER_ARG(ExpandingArray<2>, stride);  // defaults to kernel_size
   EMBER_ARG(ExpandingArray<2>, padding) = 0;

@@ -43,7 +43,8 @@ class BatchNormImplBase : public Module {
 // Input (N, C) or (N, C, L).
 class BatchNorm1dImpl : public BatchNormImplBase {
  public:
-  explicit BatchNorm1dImpl(int64_t num_features) : BatchNorm1dImpl(BatchNormOptions(num_features)) {}
+  explicit BatchNorm1dImpl(int64_t num_features)
+      : BatchNorm1dImpl(BatchNormOptions(num_features)) {}
   explicit BatchNorm1dImpl(const BatchNormOptions& options)
       : BatchNormImplBase(options, "BatchNorm1d") {}
 
@@ -55,7 +56,8 @@ EMBER_MODULE(BatchNorm1d);
 // Input (N, C, H, W).
 class BatchNorm2dImpl : public BatchNormImplBase {
  public:
-  explicit BatchNorm2dImpl(int64_t num_features) : BatchNorm2dImpl(BatchNormOptions(num_features)) {}
+  explicit BatchNorm2dImpl(int64_t num_features)
+      : BatchNorm2dImpl(BatchNormOptions(num_features)) {}
   explicit BatchNorm2dImpl(const BatchNormOptions& options)
       : BatchNormImplBase(options, "BatchNorm2d") {}
 

@@ -2,7 +2,8 @@
 // and mask conventions, so state dicts interchange:
 //   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(64, 8).batch_first(true));
 //   auto [out, weights] = mha->forward(x, x, x);
-//   nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(64, 8).dim_feedforward(256));
+//   nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(64,
+//   8).dim_feedforward(256));
 #pragma once
 
 #include <string>
@@ -51,8 +52,8 @@ class MultiheadAttentionImpl : public Module {
   // averaged over heads, or (N, num_heads, L, S); undefined otherwise.
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
-                                     const Tensor& attn_mask = {},
-                                     bool average_attn_weights = true, bool is_causal = false);
+                                     const Tensor& attn_mask = {}, bool average_attn_weights = true,
+                                     bool is_causal = false);
   void reset_parameters();
   void pretty_print(std::ostream& out) const override;
 
