@@ -183,8 +183,7 @@ def make_ops(torch, dev):
         shape, dt = w.shape, tdt[w.dtype]
         if "uncached" in w.options:
             def uncached():
-                t = torch.empty(shape, dtype=dt, device=dev)
-                del t
+                torch.empty(shape, dtype=dt, device=dev)  # freed at once, back to the cache
                 if dev.type == "cuda":
                     torch.cuda.empty_cache()
             return uncached

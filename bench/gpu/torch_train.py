@@ -17,7 +17,10 @@ The same as tools/ember/train.cpp with its defaults:
 - SGD with Nesterov momentum 0.9, weight decay 5e-4, lr 0.05, OneCycleLR over the whole run
   (PyTorch's defaults, which ember's OneCycleLR shares) stepped every batch; cross-entropy;
 - the loop: running loss and accuracy summed on the device, read every tenth batch (ember's
-  progress line does the same); samples/s counts the training loop only, as ember's does.
+  progress line does the same); samples/s counts the training loop only, as ember's does;
+- float32 throughout without TensorFloat-32, as ember computes by default: PyTorch's cuDNN
+  convolutions would round to TF32 (torch.backends.cudnn.allow_tf32 is true by default);
+  --cudnn-tf32 keeps PyTorch's default.
 
 Prints one line per epoch and writes DIR/metrics.jsonl (ember's fields) and DIR/summary.json
 (peak device memory, peak RSS of this process). Exit 3 when PyTorch is missing.
@@ -51,6 +54,28 @@ def read_idx(root, name):
     return dims, data[4 + 4 * ndim:]
 
 
+class FashionMNIST:
+    """A map-style dataset of the IDX files (a module-level class, so that loader workers started
+    by spawn or forkserver can unpickle it): (1, 28, 28) float32 normalised images and labels."""
+
+    def __init__(self, root, train, limit):
+        import torch
+        prefix = "train" if train else "t10k"
+        dims, images = read_idx(root, prefix + "-images-idx3-ubyte")
+        _, labels = read_idx(root, prefix + "-labels-idx1-ubyte")
+        self.images = torch.frombuffer(bytearray(images), dtype=torch.uint8).view(*dims)
+        self.labels = torch.frombuffer(bytearray(labels), dtype=torch.uint8).long()
+        if limit:
+            self.images, self.labels = self.images[:limit], self.labels[:limit]
+
+    def __len__(self):
+        return self.labels.numel()
+
+    def __getitem__(self, i):
+        x = self.images[i].unsqueeze(0).float().div_(255).sub_(MEAN).div_(STD)
+        return x, self.labels[i]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
@@ -64,32 +89,17 @@ def main():
     p.add_argument("--train-samples", type=int, default=0)
     p.add_argument("--test-samples", type=int, default=0)
     p.add_argument("--out-dir", default="")
+    p.add_argument("--cudnn-tf32", action="store_true",
+                   help="let cuDNN round float32 convolutions to TF32 (PyTorch's default)")
     args = p.parse_args()
     try:
         import torch
         import torch.nn as nn
         import torch.nn.functional as F
-        from torch.utils.data import DataLoader, Dataset
+        from torch.utils.data import DataLoader
     except ImportError:
         print("torch_train: PyTorch is not installed")
         return 3
-
-    class FashionMNIST(Dataset):
-        def __init__(self, root, train, limit):
-            prefix = "train" if train else "t10k"
-            dims, images = read_idx(root, prefix + "-images-idx3-ubyte")
-            _, labels = read_idx(root, prefix + "-labels-idx1-ubyte")
-            self.images = torch.frombuffer(bytearray(images), dtype=torch.uint8).view(*dims)
-            self.labels = torch.frombuffer(bytearray(labels), dtype=torch.uint8).long()
-            if limit:
-                self.images, self.labels = self.images[:limit], self.labels[:limit]
-
-        def __len__(self):
-            return self.labels.numel()
-
-        def __getitem__(self, i):
-            x = self.images[i].unsqueeze(0).float().div_(255).sub_(MEAN).div_(STD)
-            return x, self.labels[i]
 
     def make_model(name):
         if name == "mlp":
@@ -107,6 +117,8 @@ def main():
         print("torch_train: no CUDA device is available to PyTorch")
         return 1
     gpu = device.type == "cuda"
+    torch.backends.cudnn.allow_tf32 = args.cudnn_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
     train_set = FashionMNIST(args.data, True, args.train_samples)
     test_set = FashionMNIST(args.data, False, args.test_samples)
     gen = torch.Generator()
@@ -123,10 +135,11 @@ def main():
                           weight_decay=5e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.epochs * batches)
     print("torch train: %s on Fashion-MNIST (%d train, %d test) on %s%s\n"
-          "  sgd lr %g, onecycle schedule, batch %d, %d epochs, seed %d, torch %s"
+          "  sgd lr %g, onecycle schedule, batch %d, %d epochs, seed %d, torch %s, cuDNN TF32 %s"
           % (args.model, len(train_set), len(test_set), device,
              " (%s)" % torch.cuda.get_device_name(device) if gpu else "", args.lr,
-             args.batch_size, args.epochs, args.seed, torch.__version__), flush=True)
+             args.batch_size, args.epochs, args.seed, torch.__version__,
+             "on" if args.cudnn_tf32 else "off"), flush=True)
     if gpu:
         torch.cuda.reset_peak_memory_stats(device)
 

@@ -161,8 +161,22 @@ def main():
                 problems.append("%s: ember's test accuracy %.2f%% is more than %.0f points below "
                                 "PyTorch's %.2f%%" % (model, 100 * e["test_accuracy"],
                                                       100 * args.max_gap, 100 * t["test_accuracy"]))
-    print("(ember/pytorch: samples/s and accuracy as ember minus PyTorch; wall time, RSS and "
-          "device memory as PyTorch over ember, so > 1 is ember better everywhere)")
+    print("(ember/pytorch: samples/s as ember over PyTorch, accuracy as ember minus PyTorch; wall "
+          "time, RSS and device memory as PyTorch over ember: > 1 is ember better everywhere)")
+    brief = []
+    for model in dict.fromkeys(r["model"] for r in results):
+        e, t = by[(model, "ember")], by[(model, "pytorch")]
+        if "samples_per_s" not in e:
+            brief.append("%s: ember failed" % model)
+        elif "samples_per_s" not in t or t["exit"] != 0:
+            brief.append("%s: ember %.0f samples/s, %.2f%%; PyTorch not run" % (
+                model, e["samples_per_s"], 100 * e["test_accuracy"]))
+        else:
+            brief.append("%s %.0f vs %.0f samples/s (%.2fx), %.2f%% vs %.2f%%" % (
+                model, e["samples_per_s"], t["samples_per_s"],
+                e["samples_per_s"] / t["samples_per_s"], 100 * e["test_accuracy"],
+                100 * t["test_accuracy"]))
+    print("summary: " + "; ".join(brief) + " (ember vs PyTorch)")
     for prob in problems:
         print("PROBLEM: " + prob)
     if args.json:
