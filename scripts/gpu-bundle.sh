@@ -8,7 +8,8 @@
 #                                        and zconf.h (ember reads gzip-compressed IDX files)
 #   .gpu-deps/include/cudnn/             cuDNN's headers (when found), for the cuDNN convolutions
 #   .gpu-deps/lib/*.xz                   libopenblas.so.0, libgfortran.so.5, libquadmath.so.0
-#   .gpu-deps/lib/libz.so.1              zlib (every machine has it; the bundle's is for the link)
+#   .gpu-deps/lib/zlib/libz.so.1         zlib for the link (off LD_LIBRARY_PATH: only ember's
+#                                        programs, through their run path, load this copy)
 #   .gpu-deps/data/fashion-mnist/*.xz    the four Fashion-MNIST IDX files (dataset-fashion-mnist)
 #   .gpu-deps/MANIFEST                   what to unpack where (scripts/gpu-check.sh reads it)
 #
@@ -111,8 +112,9 @@ for h in cblas.h f77blas.h openblas_config.h; do
   [[ -f $cblas_h/$h ]] && cp "$cblas_h/$h" "$new/include/"
 done
 cp /usr/include/zlib.h /usr/include/zconf.h "$new/include/"
-cp "$(readlink -f "$zlib_lib")" "$new/lib/libz.so.1"
-ln -s libz.so.1 "$new/lib/libz.so"
+mkdir -p "$new/lib/zlib"
+cp "$(readlink -f "$zlib_lib")" "$new/lib/zlib/libz.so.1"
+ln -s libz.so.1 "$new/lib/zlib/libz.so"
 xz_file "$blas_real" lib/libopenblas.so.0
 echo "link lib/libopenblas.so libopenblas.so.0" >>"$new/MANIFEST"
 # OpenBLAS's own runtime dependencies that a machine without gfortran lacks.

@@ -297,7 +297,10 @@ shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2.tm
 }
 if [[ -f $deps/MANIFEST ]]; then
   unpacked=$build_dir/gpu-deps
-  if cmp -s "$deps/README" "$unpacked/README" && cmp -s "$deps/MANIFEST" "$unpacked/MANIFEST"; then
+  # What identifies the bundle: its files, their sizes, its README (date, sources) and MANIFEST.
+  bundle_id=$( (cd "$deps" && find . ! -name '*.src' \( -type f -o -type l \) -printf '%P %s\n' |
+    sort && cat README MANIFEST) 2>/dev/null)
+  if [[ -f $unpacked/BUNDLE && "$(cat "$unpacked/BUNDLE")" == "$bundle_id" ]]; then
     step_t0=$(now)
     record "unpack bundle" ok "already in $unpacked"
   else
@@ -306,10 +309,8 @@ if [[ -f $deps/MANIFEST ]]; then
     mkdir -p "$unpacked"
     unpack_ok=1
     cp -r "$deps/include" "$unpacked/" || unpack_ok=0
-    mkdir -p "$unpacked/lib"
-    for f in "$deps"/lib/*; do  # the plain files (zlib); the .xz ones are unpacked below
-      [[ $f == *.xz || $f == *.src ]] || cp -P "$f" "$unpacked/lib/" || unpack_ok=0
-    done
+    cp -RP "$deps/lib" "$unpacked/" || unpack_ok=0  # the .xz files are unpacked below
+    rm -f "$unpacked"/lib/*.xz "$unpacked"/lib/*.src
     while read -r kind a b; do
       case "$kind" in
         xz)
@@ -331,8 +332,8 @@ if [[ -f $deps/MANIFEST ]]; then
       record "unpack bundle" FAIL "see the messages above"
       die "cannot unpack $deps"
     fi
-    # Written last: their presence says the unpacking finished.
-    cp "$deps/MANIFEST" "$deps/README" "$unpacked/"
+    # Written last: its presence says the unpacking finished.
+    echo "$bundle_id" >"$unpacked/BUNDLE"
     record "unpack bundle" ok "$deps into $unpacked ($(du -sh "$unpacked" | cut -f1))"
   fi
   deps=$unpacked
@@ -374,9 +375,10 @@ if [[ -d $deps ]]; then
   fi
   cmake_args+=("-DGTest_DIR=$gtest_prefix/lib/cmake/GTest" "-DCMAKE_PREFIX_PATH=$gtest_prefix;$deps"
     "-DBLAS_openblas_LIBRARY=$deps/lib/libopenblas.so" "-DEMBER_CBLAS_INCLUDE_DIR=$deps/include")
-  # zlib: the machine's own where it has the -dev files, else the bundle's headers and copy.
+  # zlib: the machine's own where it has the -dev files, else the bundle's headers and copy (for
+  # the link: at run time the programs load the machine's libz.so.1).
   if [[ -f $deps/include/zlib.h && ( ! -f /usr/include/zlib.h || $hide_system == 1 ) ]]; then
-    cmake_args+=("-DZLIB_INCLUDE_DIR=$deps/include" "-DZLIB_LIBRARY=$deps/lib/libz.so")
+    cmake_args+=("-DZLIB_INCLUDE_DIR=$deps/include" "-DZLIB_LIBRARY=$deps/lib/zlib/libz.so")
   fi
   [[ -f $deps/include/cudnn/cudnn.h ]] &&
     cmake_args+=("-DEMBER_CUDNN_INCLUDE_DIR=$deps/include/cudnn")
