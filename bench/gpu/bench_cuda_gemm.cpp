@@ -1,43 +1,45 @@
-// CUDA matmul throughput through cuBLASLt: TFLOP/s of a 4096^3 product in float32 (full precision
-// and TF32), bfloat16 and float16, plus a transposed operand and a batched product.
-#include <cstdio>
-#include <string>
-
+// CUDA matrix products through cuBLASLt: TFLOP/s of 4096^3 products in float32 (full precision
+// and TF32), bfloat16 and float16 (also with a transposed operand), a batched product, and the
+// latency of a small product of the MLP's size (the [bench_cuda_gemm] rows of
+// bench/gpu/workloads.txt).
 #include "gpu_bench.h"
 
 using namespace ember;
+using bench::input;
+using bench::Workload;
 
 namespace {
 
-void measure(const std::string& name, const Tensor& a, const Tensor& b, double flops) {
-  const double ms = bench::median_ms([&] { (void)matmul(a, b); }, 10, 5);
-  bench::print_row(name, flops / (ms * 1e-3) / 1e12, "TFLOP/s", std::to_string(ms) + " ms");
+using Fn = std::function<void()>;
+
+// "matmul" (shape MxKxN; t: A stored transposed) and "bmm" (shape BxMxKxN).
+Fn product(const Workload& w) {
+  const std::vector<int64_t>& s = w.shape;
+  const bool batched = w.op == "bmm";
+  if (s.size() != (batched ? 4u : 3u)) {
+    throw std::runtime_error(w.name + ": " + w.op + " needs a shape of " +
+                             (batched ? "BxMxKxN" : "MxKxN"));
+  }
+  Tensor a, b;
+  if (batched) {
+    a = input(w, {s[0], s[1], s[2]});
+    b = input(w, {s[0], s[2], s[3]});
+  } else {
+    a = input(w, {s[0], s[1]}, true);
+    b = input(w, {s[1], s[2]});
+  }
+  const std::string precision = w.opt("precision", "highest");
+  return [a, b, precision] {
+    set_float32_matmul_precision(precision);
+    (void)matmul(a, b);
+  };
 }
 
 }  // namespace
 
-int main() {
-  if (bench::skip_without_gpu("bench_cuda_gemm")) return 0;
-  const int64_t n = 4096;
-  const double flops = 2.0 * n * n * n;
-  bench::print_header(("matmul (" + cuda::get_device_name() + ")").c_str());
-  for (DType dt : {kFloat32, kBFloat16, kFloat16}) {
-    const TensorOptions o = TensorOptions().dtype(dt).device(Device("cuda"));
-    const Tensor a = randn({n, n}, o), b = randn({n, n}, o);
-    const std::string tag = std::string(dtype_name(dt)) + " " + std::to_string(n) + "^3";
-    if (dt == kFloat32) {
-      set_float32_matmul_precision("highest");
-      measure(tag + " (highest)", a, b, flops);
-      set_float32_matmul_precision("high");
-      measure(tag + " (high, TF32)", a, b, flops);
-      set_float32_matmul_precision("highest");
-    } else {
-      measure(tag, a, b, flops);
-      measure(tag + " a^T", a.t(), b, flops);  // transposed in memory: an op flag, no copy
-    }
-  }
-  const TensorOptions bf = TensorOptions().dtype(kBFloat16).device(Device("cuda"));
-  const Tensor x = randn({32, 1024, 1024}, bf), y = randn({32, 1024, 1024}, bf);
-  measure("bfloat16 bmm 32 x 1024^3", x, y, 2.0 * 32 * 1024.0 * 1024 * 1024);
-  return 0;
+int main(int argc, char** argv) {
+  const std::map<std::string, bench::Setup> ops = {{"matmul", product}, {"bmm", product}};
+  const int rc = bench::run("bench_cuda_gemm", ops, argc, argv);
+  set_float32_matmul_precision("highest");
+  return rc;
 }
