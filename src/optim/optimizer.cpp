@@ -6,26 +6,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 #include <tuple>
 #include <unordered_set>
 
 #include "backend/backend.h"
+#include "core/tensor_util.h"
 #include "ember/autograd.h"
 #include "ember/ops.h"
 #include "optim/fused.h"
 
 namespace ember::optim {
-
-namespace {
-
-std::string shape_str(const Shape& s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
-}
-
-}  // namespace
 
 bool OptimizerOptions::has_option(const std::string& name) const {
   const std::vector<std::string> names = option_names();

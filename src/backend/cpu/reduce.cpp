@@ -576,8 +576,8 @@ void CpuBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const T
   }
   // The kernel writes values and indices at the same offsets; route odd layouts through temps.
   const bool direct = values.strides() == indices.strides() && indices.dtype() == kInt64;
-  Tensor v = direct ? values : empty(values.sizes(), TensorOptions(values.dtype()));
-  Tensor ix = direct ? indices : empty(values.sizes(), TensorOptions(kInt64));
+  Tensor v = direct ? values : make_empty(values.sizes(), TensorOptions(values.dtype()));
+  Tensor ix = direct ? indices : make_empty(values.sizes(), TensorOptions(kInt64));
   const Geometry g = make_reduce_layout("max/min", v, in, in.dim() > 0 ? dim : -1);
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -598,7 +598,7 @@ void CpuBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const T
 void CpuBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) {
   if (out.numel() == 0) return;
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
-  Tensor y = out.is_contiguous() ? out : empty(out.sizes(), TensorOptions(out.dtype()));
+  Tensor y = out.is_contiguous() ? out : make_empty(out.sizes(), TensorOptions(out.dtype()));
   const auto [outer, n, inner] = split_at_dim(x.sizes(), dim);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -222,8 +222,7 @@ constexpr int kMaxAlgos = 16;
 constexpr size_t kMaxBenchmarkWorkspace = size_t{1} << 30;
 
 Tensor device_bytes(size_t bytes, int device) {
-  return empty({static_cast<int64_t>(bytes)},
-               TensorOptions().dtype(kUInt8).device(Device(kCUDA, device)));
+  return make_empty({static_cast<int64_t>(bytes)}, kUInt8, Device(kCUDA, device));
 }
 
 // The first algorithm of perf (best first) that ran and, if asked, is deterministic.
@@ -360,7 +359,8 @@ bool CudaBackend::conv2d_forward(const char* op, const Tensor& y, const Tensor& 
             api.GetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, kMaxAlgos, n, perf));
       },
       [&](cudnnConvolutionFwdAlgoPerf_t* perf, int* n, void* ws, size_t bytes) {
-        Tensor scratch = empty_like(y);  // finding overwrites its output
+        Tensor scratch =
+            make_empty(y.sizes(), y.dtype(), y.device());  // finding overwrites its output
         EMBER_CUDNN_CHECK(api.FindConvolutionForwardAlgorithmEx(h, d.x, ptr_of(x), d.w, ptr_of(w),
                                                                 d.conv, d.y, ptr_of(scratch),
                                                                 kMaxAlgos, n, perf, ws, bytes));
@@ -395,7 +395,7 @@ bool CudaBackend::conv2d_backward_input(const char* op, const Tensor& gx, const 
                                                                      kMaxAlgos, n, perf));
       },
       [&](cudnnConvolutionBwdDataAlgoPerf_t* perf, int* n, void* ws, size_t bytes) {
-        Tensor scratch = empty_like(gx);
+        Tensor scratch = make_empty(gx.sizes(), gx.dtype(), gx.device());
         EMBER_CUDNN_CHECK(api.FindConvolutionBackwardDataAlgorithmEx(
             h, d.w, ptr_of(w), d.y, ptr_of(gy), d.conv, d.x, ptr_of(scratch), kMaxAlgos, n, perf,
             ws, bytes));
@@ -430,7 +430,7 @@ bool CudaBackend::conv2d_backward_weight(const char* op, const Tensor& gw, const
                                                                        kMaxAlgos, n, perf));
       },
       [&](cudnnConvolutionBwdFilterAlgoPerf_t* perf, int* n, void* ws, size_t bytes) {
-        Tensor scratch = empty_like(gw);
+        Tensor scratch = make_empty(gw.sizes(), gw.dtype(), gw.device());
         EMBER_CUDNN_CHECK(api.FindConvolutionBackwardFilterAlgorithmEx(
             h, d.x, ptr_of(x), d.y, ptr_of(gy), d.conv, d.w, ptr_of(scratch), kMaxAlgos, n, perf,
             ws, bytes));

@@ -79,8 +79,8 @@ void CudaBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const 
   const bool direct = values.strides() == indices.strides() && indices.dtype() == kInt64 &&
                       values.dtype() == in.dtype();
   const TensorOptions opts = TensorOptions().device(in.device());
-  Tensor v = direct ? values : empty(values.sizes(), TensorOptions(opts).dtype(in.dtype()));
-  Tensor ix = direct ? indices : empty(values.sizes(), TensorOptions(opts).dtype(kInt64));
+  Tensor v = direct ? values : make_empty(values.sizes(), TensorOptions(opts).dtype(in.dtype()));
+  Tensor ix = direct ? indices : make_empty(values.sizes(), TensorOptions(opts).dtype(kInt64));
   const ReduceLayout l = make_reduce_layout("max/min", v, in, in.dim() > 0 ? dim : -1);
   const cuda_kernels::ReducePlan plan = cuda_kernels::plan_reduce(l);
   DataPtr ws = workspace(in, cuda_kernels::reduce_workspace_bytes(l, plan));
@@ -99,7 +99,7 @@ void CudaBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t d
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous()
                  ? out
-                 : empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
+                 : make_empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
   const DimSplit s = split_at_dim(x.sizes(), dim);
   EMBER_CUDA_CHECK(cuda_kernels::scan(op, out.dtype(), x.data_ptr(), y.data_ptr(), s.outer, s.n,
                                       s.inner, current_stream()));
@@ -117,7 +117,7 @@ void CudaBackend::softmax(const Tensor& out, const Tensor& in, int64_t dim, bool
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous()
                  ? out
-                 : empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
+                 : make_empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
   const DimSplit s = split_at_dim(x.sizes(), dim);
   EMBER_CUDA_CHECK(cuda_kernels::softmax(log, out.dtype(), x.data_ptr(), y.data_ptr(), s.outer, s.n,
                                          s.inner, current_stream()));
