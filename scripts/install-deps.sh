@@ -12,6 +12,7 @@ PACKAGES=(
   cmake             # >= 3.25
   ninja-build       # the build tool the scripts use
   ccache            # fast rebuilds
+  clang-format      # scripts/lint.sh (Debian 12's is version 14, the one .clang-format is for)
   libopenblas-dev   # GEMM
   libdnnl2          # oneDNN's sgemm, loaded at run time (faster float32 products)
   libgtest-dev      # unit tests

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Sets up a machine, builds ember in Release and runs the tests: the CPU suite, the SIMT emulator
-# suite (when the CUDA headers are present), the real-GPU suite (each test skipped without a GPU),
-# the packaging check (find_package and add_subdirectory from a small consumer project), then
-# two checks that need no GPU: the sm_90 register/spill report of the CUDA kernels (when nvcc
-# is present; scripts/kernel-resources.sh) and the emulated-CUDA subset under ASan and UBSan
-# (scripts/test-sim-asan.sh --quick, in build-sim-asan/; skipped with --sanitize, which already
-# runs everything sanitized).
+# Sets up a machine, checks the style of every source (scripts/lint.sh --all: formatting, line
+# length, file size, CUDA rules, layer order), builds ember in Release and runs the tests: the CPU
+# suite, the SIMT emulator suite (when the CUDA headers are present), the real-GPU suite (each test
+# skipped without a GPU), the packaging check (find_package and add_subdirectory from a small
+# consumer project), then two checks that need no GPU: the sm_90 register/spill report of the CUDA
+# kernels (when nvcc is present; scripts/kernel-resources.sh) and the emulated-CUDA subset under
+# ASan and UBSan (scripts/test-sim-asan.sh --quick, in build-sim-asan/; skipped with --sanitize,
+# which already runs everything sanitized).
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
 #
@@ -37,6 +38,10 @@ fi
 [[ "$build_dir" = /* ]] || build_dir=$PWD/$build_dir
 
 "$ROOT/scripts/install-deps.sh"
+# A style failure fails the run, after the tests have run too.
+status=0
+echo "[test] scripts/lint.sh --all"
+"$ROOT/scripts/lint.sh" --all || { echo "[test] lint: FAILED"; status=1; }
 "$ROOT/scripts/build.sh" "${build_args[@]}" --build-dir "$build_dir"
 
 # Runs ctest for one label, keeps its log, prints its summary line; returns ctest's status.
@@ -53,7 +58,6 @@ run_label() {
 }
 
 # A hung test must not hold the run for long: each one gets a default time limit.
-status=0
 run_label cpu -j2 --timeout 600 || status=1
 # The SIMT emulator's suite (emulated CUDA kernels); built whenever the CUDA headers are present.
 if [[ -f $build_dir/simt/libember_simt.a ]]; then

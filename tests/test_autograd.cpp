@@ -5,8 +5,10 @@
 #include <cmath>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 
 namespace {
 
@@ -17,16 +19,6 @@ void expect_values(const Tensor& t, const std::vector<double>& want, double tol 
   std::vector<double> got = t.to_vector<double>();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -20,23 +20,14 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 using namespace ember::data;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The error message of f, or "" when it does not throw an ember::Error.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

@@ -6,29 +6,15 @@
 #include <string>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 
 namespace {
 
 using I = std::vector<int64_t>;
 using F = std::vector<float>;
-
-I ivec(const Tensor& t) { return t.to_vector<int64_t>(); }
-F fvec(const Tensor& t) { return t.to_vector<float>(); }
-
-// Runs fn, expecting an exception of type E whose message contains `text`.
-template <class E, class Fn>
-void expect_error(Fn&& fn, const std::string& text) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-}
 
 Tensor ar(int64_t n, DType t = kInt64) { return arange(n).to(t); }
 

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 namespace F = ember::nn::functional;
 
 namespace {
@@ -23,17 +25,6 @@ std::string repr(const M& m) {
 }
 
 double max_abs(const Tensor& t) { return t.abs().max().item<double>(); }
-
-// Calls f and returns the message of the Error it throws ("" when it does not throw).
-template <class Fn>
-std::string error_of(Fn&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

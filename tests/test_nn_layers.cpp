@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 namespace F = ember::nn::functional;
 
 namespace {
@@ -32,21 +34,6 @@ std::vector<std::string> keys(const nn::StateDict& d) {
 }
 
 double item(const Tensor& t) { return t.to(kFloat64).item<double>(); }
-
-void expect_close(const Tensor& a, const Tensor& b, double tol = 1e-5) {
-  ASSERT_EQ(a.sizes(), b.sizes());
-  EXPECT_TRUE(allclose(a.to(kFloat64), b.to(kFloat64), tol, tol)) << a << "\nvs\n" << b;
-}
-
-template <class E, class Fn>
-void expect_error(Fn fn, const std::string& text) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error, expected: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
 
 // ---- containers ---------------------------------------------------------------------------------
 

@@ -10,21 +10,13 @@
 #include "ember/ember.h"
 #include "ember/random.h"
 #include "kernels/philox.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 namespace F = ember::nn::functional;
 
 namespace {
-
-template <class E, class Fn>
-void expect_error(Fn&& fn, const std::string& text) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
 
 std::string repr(const nn::Module& m) {
   std::ostringstream s;
@@ -33,13 +25,6 @@ std::string repr(const nn::Module& m) {
 }
 
 std::vector<std::string> keys(const nn::StateDict& d) { return d.keys(); }
-
-void expect_close(const Tensor& a, const Tensor& b, double tol = 1e-5) {
-  ASSERT_EQ(a.sizes(), b.sizes());
-  EXPECT_TRUE(allclose(a.to(kFloat64), b.to(kFloat64), tol, tol)) << "got\n"
-                                                                  << a << "\nexpected\n"
-                                                                  << b;
-}
 
 // PyTorch's update: running = (1 - m) running + m batch, unbiased variance.
 void expect_running_after(nn::BatchNorm2d& bn, const std::vector<Tensor>& batches,

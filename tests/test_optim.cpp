@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 using namespace ember::optim;
 namespace sched = ember::optim::lr_scheduler;
 
@@ -173,16 +175,6 @@ RefFn adagrad_ref(AdagradOptions o) {
 template <class Opt, class O>
 MakeOpt maker(O o) {
   return [o](const std::vector<Tensor>& ps) { return std::make_unique<Opt>(ps, o); };
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 }  // namespace

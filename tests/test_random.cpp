@@ -13,8 +13,10 @@
 #include "backend/cpu/philox_cpu.h"
 #include "ember/ember.h"
 #include "kernels/philox.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 
 namespace {
 
@@ -35,17 +37,6 @@ double std_of(const std::vector<double>& v) {
   double s = 0.0;
   for (double x : v) s += (x - m) * (x - m);
   return std::sqrt(s / static_cast<double>(v.size() - 1));
-}
-
-// The error message of f, or "" when it does not throw an ember::Error of type E.
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) {

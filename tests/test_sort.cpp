@@ -7,16 +7,15 @@
 #include <random>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 
 namespace {
 
 using I = std::vector<int64_t>;
 using F = std::vector<float>;
-
-I ivec(const Tensor& t) { return t.to_vector<int64_t>(); }
-F fvec(const Tensor& t) { return t.to_vector<float>(); }
 
 // Element-wise equality that treats NaN as equal to NaN.
 void expect_same(const F& got, const F& want) {

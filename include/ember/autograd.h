@@ -1,4 +1,5 @@
-// Autograd: grad mode, the graph's nodes, and gradients of outputs with respect to inputs.
+// Autograd: the graph's nodes, and gradients of outputs with respect to inputs (grad mode and its
+// guards are in ember/grad_mode.h, included here).
 // The graph is recorded as ops run (define-by-run, like PyTorch) and executed backwards by a
 // single-threaded engine on the calling thread; see docs/autograd.md.
 #pragma once
@@ -11,35 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "ember/grad_mode.h"
 #include "ember/tensor.h"
 
 namespace ember {
-
-// Whether ops record the graph on this thread (on by default).
-bool is_grad_enabled();
-void set_grad_enabled(bool enabled);
-
-// RAII: no graph recording in this scope (inference, optimizer updates).
-struct NoGradGuard {
-  NoGradGuard() : prev_(is_grad_enabled()) { set_grad_enabled(false); }
-  ~NoGradGuard() { set_grad_enabled(prev_); }
-  NoGradGuard(const NoGradGuard&) = delete;
-  NoGradGuard& operator=(const NoGradGuard&) = delete;
-
- private:
-  bool prev_;
-};
-
-// RAII: graph recording on in this scope, even inside a NoGradGuard.
-struct EnableGradGuard {
-  EnableGradGuard() : prev_(is_grad_enabled()) { set_grad_enabled(true); }
-  ~EnableGradGuard() { set_grad_enabled(prev_); }
-  EnableGradGuard(const EnableGradGuard&) = delete;
-  EnableGradGuard& operator=(const EnableGradGuard&) = delete;
-
- private:
-  bool prev_;
-};
 
 namespace autograd {
 

@@ -1,8 +1,18 @@
-// Switches for the optional libraries ops may use (cuDNN on CUDA devices, oneDNN on the CPU),
-// after PyTorch's torch.backends.
+// The process-wide switches ops read: the float32 matmul precision, and the switches for the
+// optional libraries ops may use (cuDNN on CUDA devices, oneDNN on the CPU), after PyTorch's
+// torch.backends.
 #pragma once
 
 #include <string>
+
+namespace ember {
+
+// Internal precision of float32 matrix products on CUDA, as in PyTorch: "highest" (default, full
+// float32), "high" or "medium" (TensorFloat-32 tensor cores). Other values raise ValueError.
+void set_float32_matmul_precision(const std::string& precision);
+std::string get_float32_matmul_precision();
+
+}  // namespace ember
 
 namespace ember::backends::cudnn {
 

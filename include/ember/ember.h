@@ -8,6 +8,8 @@
 #include "ember/device.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
+#include "ember/generator.h"
+#include "ember/grad_mode.h"
 #include "ember/half.h"
 #include "ember/io.h"
 #include "ember/nn.h"

@@ -8,6 +8,8 @@
 #include <tuple>
 #include <vector>
 
+#include "ember/backends.h"
+#include "ember/generator.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -55,8 +57,7 @@ Tensor from_blob(void* data, const Shape& sizes, TensorOptions options = {},
 Tensor as_leaf(Tensor t, const TensorOptions& options);
 
 // ---- random (Philox4x32-10; the same seed gives the same numbers on every device) ---------------
-// Seeds the CPU generator and every CUDA device's generator.
-void manual_seed(uint64_t seed);
+// manual_seed(seed) (ember/generator.h) seeds the CPU generator and every CUDA device's.
 // Uniform on [0, 1).
 Tensor rand(const Shape& size, TensorOptions options = {});
 // Standard normal.
@@ -234,10 +235,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 Tensor dot(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
-// Internal precision of float32 matrix products on CUDA, as in PyTorch: "highest" (default, full
-// float32), "high" or "medium" (TensorFloat-32 tensor cores). Other values raise ValueError.
-void set_float32_matmul_precision(const std::string& precision);
-std::string get_float32_matmul_precision();
+// set_float32_matmul_precision / get_float32_matmul_precision: in ember/backends.h.
 
 // ---- joining, indexing, sorting -----------------------------------------------------------------
 Tensor cat(const TensorList& tensors, int64_t dim = 0);

@@ -3,19 +3,9 @@
 #include <algorithm>
 
 #include "autograd/function.h"
-#include "ember/ops.h"
-#include "ops/op_utils.h"
+#include "core/tensor_util.h"
 
 namespace ember {
-
-// ---- grad mode ----------------------------------------------------------------------------------
-
-namespace {
-thread_local bool t_grad_enabled = true;
-}  // namespace
-
-bool is_grad_enabled() { return t_grad_enabled; }
-void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
 
 namespace autograd {
 
@@ -300,7 +290,7 @@ TensorList FunctionNode::apply(TensorList&& grads) {
   for (size_t i = 0; i < grads.size(); ++i) {
     const GradMeta& gm = grad_meta_[i];
     if (!grads[i].defined() && is_floating_point(gm.dtype)) {
-      grads[i] = zeros(gm.shape, TensorOptions().dtype(gm.dtype).device(gm.device));
+      grads[i] = make_empty(gm.shape, gm.dtype, gm.device).zero_();
     }
   }
   TensorList saved;
@@ -356,8 +346,9 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
 }
 
 void record_constant(const char* name, const Tensor& input, const Tensor& result) {
-  record(name, {input}, {result}, {},
-         [](const TensorList& g, const GradContext&) { return TensorList{zeros_like(g[0])}; });
+  record(name, {input}, {result}, {}, [](const TensorList& g, const GradContext&) {
+    return TensorList{make_empty(g[0].sizes(), g[0].options()).zero_()};
+  });
 }
 
 // ---- views and in-place -------------------------------------------------------------------------
@@ -378,7 +369,7 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
 
 Tensor embed(const Tensor& g, const Shape& shape,
              const std::function<Tensor(const Tensor&)>& region) {
-  Tensor z = zeros(shape, g.options());
+  Tensor z = make_empty(shape, g.options()).zero_();
   Tensor r = region(z);
   r.copy_(g);
   return z;
@@ -400,7 +391,7 @@ Tensor as_strided_backward(const Tensor& g, const Shape& base_sizes, const Shape
   int64_t lo = std::min(base_offset, offset), hi = lo;
   extent(base_sizes, base_strides, base_offset, lo, hi);
   extent(vs, strides, offset, lo, hi);
-  Tensor buf = zeros({hi - lo + 1}, g.options());
+  Tensor buf = make_empty({hi - lo + 1}, g.options()).zero_();
   buf.as_strided(vs, strides, offset - lo).copy_(gv);
   return buf.as_strided(base_sizes, base_strides, base_offset - lo);
 }
@@ -467,7 +458,7 @@ void rebase_history(const Tensor& self, const Tensor& r) {
           int64_t lo = std::min(bo, vo), hi = lo;
           extent(bs, bst, bo, lo, hi);
           extent(vs, vst, vo, lo, hi);
-          Tensor buf = zeros({hi - lo + 1}, g[0].options());
+          Tensor buf = make_empty({hi - lo + 1}, g[0].options()).zero_();
           Tensor whole = buf.as_strided(bs, bst, bo - lo);
           whole.copy_(g[0]);
           Tensor region = buf.as_strided(vs, vst, vo - lo);

@@ -6,8 +6,7 @@
 #include <unordered_set>
 
 #include "autograd/function.h"
-#include "ember/ops.h"
-#include "ops/op_utils.h"
+#include "core/tensor_util.h"
 
 namespace ember::autograd {
 
@@ -189,7 +188,7 @@ void prepare_roots(const char* op, const TensorList& outputs, const TensorList& 
       if (out.numel() != 1) {
         throw Error(op_prefix(op) + "grad can be implicitly created only for scalar outputs");
       }
-      g = no_grad([&] { return ones_like(out); });
+      g = no_grad([&] { return make_empty(out.sizes(), out.options()).fill_(1); });
     } else if (g.sizes() != out.sizes()) {
       throw ValueError(op_prefix(op) + "Mismatch in shape: grad_output[" + std::to_string(i) +
                        "] has a shape of " + shape_str(g) + " and output[" + std::to_string(i) +

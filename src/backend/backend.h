@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ember/ops.h"
+#include "core/tensor_util.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/optim_ops.h"
 #include "kernels/window.h"

@@ -1,12 +1,12 @@
 // Generator state and the per-device default generators behind manual_seed.
+#include "ember/generator.h"
+
 #include <chrono>
 #include <mutex>
 #include <random>
 #include <vector>
 
-#include "ember/ops.h"
-#include "ember/random.h"
-#include "ops/op_utils.h"
+#include "core/tensor_util.h"
 
 namespace ember {
 

@@ -1,5 +1,5 @@
-// The process-wide switches of ember/ops.h and ember/backends.h. Backends answer is_available()
-// themselves (they know whether their library loaded); the switches only say what the user wants.
+// The process-wide switches of ember/backends.h. Backends answer is_available() themselves (they
+// know whether their library loaded); the switches only say what the user wants.
 #include "core/switches.h"
 
 #include <atomic>
@@ -8,7 +8,6 @@
 #include "core/env_switch.h"
 #include "ember/backends.h"
 #include "ember/error.h"
-#include "ember/ops.h"
 
 namespace ember {
 

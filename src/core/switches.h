@@ -1,5 +1,5 @@
 // The process-wide switches that ops and backends read, kept in one place: the float32 matmul
-// precision (ember/ops.h), cuDNN's and oneDNN's flags (ember/backends.h).
+// precision, cuDNN's and oneDNN's flags (all set through ember/backends.h).
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,7 @@
-// Tensor metadata, element access and conversions to host values.
-#include <cstring>
-
-#include "core/dispatch.h"
-#include "ember/ops.h"
-#include "ops/op_utils.h"
+// Tensor metadata and typed data pointers; the methods that need a kernel (to_vector, item, and
+// every op) are defined by the op layer (src/ops/).
+#include "core/element_types.h"
+#include "core/tensor_util.h"
 
 namespace ember {
 
@@ -47,41 +45,8 @@ T* Tensor::data_ptr() const {
   return static_cast<T*>(data_ptr());
 }
 
-template <class T>
-std::vector<T> Tensor::to_vector() const {
-  Tensor host = to(Device(kCPU), dtype_of_v<T>).contiguous();
-  const T* p = host.data_ptr<T>();
-  return std::vector<T>(p, p + host.numel());
-}
-
-template <class T>
-T Tensor::item() const {
-  if (numel() != 1) {
-    throw ValueError("[item] a tensor with " + std::to_string(numel()) +
-                     " elements cannot be converted to a scalar");
-  }
-  return to_vector<T>()[0];
-}
-
-Scalar Tensor::item() const {
-  if (dtype() == kBool) return Scalar(item<bool>());
-  if (is_integral(dtype())) return Scalar(item<int64_t>());
-  return Scalar(item<double>());
-}
-
-#define EMBER_INSTANTIATE(T)                            \
-  template T* Tensor::data_ptr<T>() const;              \
-  template std::vector<T> Tensor::to_vector<T>() const; \
-  template T Tensor::item<T>() const;
-EMBER_INSTANTIATE(bool)
-EMBER_INSTANTIATE(uint8_t)
-EMBER_INSTANTIATE(int8_t)
-EMBER_INSTANTIATE(int32_t)
-EMBER_INSTANTIATE(int64_t)
-EMBER_INSTANTIATE(Half)
-EMBER_INSTANTIATE(BFloat16)
-EMBER_INSTANTIATE(float)
-EMBER_INSTANTIATE(double)
+#define EMBER_INSTANTIATE(T) template T* Tensor::data_ptr<T>() const;
+EMBER_FOR_EACH_ELEMENT_TYPE(EMBER_INSTANTIATE)
 #undef EMBER_INSTANTIATE
 
 }  // namespace ember

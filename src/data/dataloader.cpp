@@ -13,12 +13,12 @@
 #include <string>
 #include <thread>
 
+#include "core/tensor_util.h"
 #include "data/seed.h"
 #include "data/worker_context.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 #include "ember/ops.h"
-#include "ops/op_utils.h"
 
 namespace ember::data {
 

@@ -1,5 +1,6 @@
-// copy_, to(), contiguous, clone, fill_, zero_: moving and converting data.
+// copy_, to(), contiguous, clone, fill_, zero_, to_vector, item: moving and converting data.
 #include "autograd/function.h"
+#include "core/element_types.h"
 #include "ops/op_utils.h"
 
 namespace ember {
@@ -121,5 +122,33 @@ Tensor& Tensor::fill_(Scalar value) {
 }
 
 Tensor& Tensor::zero_() { return fill_(0); }
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  Tensor host = to(Device(kCPU), dtype_of_v<T>).contiguous();
+  const T* p = host.data_ptr<T>();
+  return std::vector<T>(p, p + host.numel());
+}
+
+template <class T>
+T Tensor::item() const {
+  if (numel() != 1) {
+    throw ValueError("[item] a tensor with " + std::to_string(numel()) +
+                     " elements cannot be converted to a scalar");
+  }
+  return to_vector<T>()[0];
+}
+
+Scalar Tensor::item() const {
+  if (dtype() == kBool) return Scalar(item<bool>());
+  if (is_integral(dtype())) return Scalar(item<int64_t>());
+  return Scalar(item<double>());
+}
+
+#define EMBER_INSTANTIATE(T)                            \
+  template std::vector<T> Tensor::to_vector<T>() const; \
+  template T Tensor::item<T>() const;
+EMBER_FOR_EACH_ELEMENT_TYPE(EMBER_INSTANTIATE)
+#undef EMBER_INSTANTIATE
 
 }  // namespace ember

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/dispatch.h"
+#include "core/element_types.h"
 #include "kernels/cast.h"
 #include "ops/op_utils.h"
 
@@ -141,15 +142,7 @@ Tensor tensor(const std::vector<T>& values, const Shape& shape, TensorOptions o)
 
 #define EMBER_INSTANTIATE(T) \
   template Tensor tensor<T>(const std::vector<T>&, const Shape&, TensorOptions);
-EMBER_INSTANTIATE(bool)
-EMBER_INSTANTIATE(uint8_t)
-EMBER_INSTANTIATE(int8_t)
-EMBER_INSTANTIATE(int32_t)
-EMBER_INSTANTIATE(int64_t)
-EMBER_INSTANTIATE(Half)
-EMBER_INSTANTIATE(BFloat16)
-EMBER_INSTANTIATE(float)
-EMBER_INSTANTIATE(double)
+EMBER_FOR_EACH_ELEMENT_TYPE(EMBER_INSTANTIATE)
 #undef EMBER_INSTANTIATE
 
 namespace {

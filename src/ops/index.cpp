@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "autograd/function.h"
-#include "ops/grad_ops.h"
+#include "ops/index_grad.h"
 #include "ops/op_utils.h"
 
 namespace ember {

@@ -1,7 +1,7 @@
 // Joining ops: cat and stack, built from narrow(...).copy_(...) so every backend gets them from
 // its copy kernel (which also converts dtypes).
 #include "autograd/function.h"
-#include "ops/grad_ops.h"
+#include "ops/index_grad.h"
 #include "ops/op_utils.h"
 
 namespace ember {

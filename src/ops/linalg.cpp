@@ -1,7 +1,7 @@
 // Matrix products: mm, bmm, matmul, addmm, linear, dot, outer. Every one checks its arguments,
 // brings the operands to (B, n, k) @ (B, k, m) views and hands them to the backend's gemm.
 #include "autograd/function.h"
-#include "ops/grad_ops.h"
+#include "ops/linalg_grad.h"
 #include "ops/op_utils.h"
 
 namespace ember {

@@ -1,111 +1,9 @@
 // Shared op-layer helpers.
 #include "ops/op_utils.h"
 
-#include <algorithm>
-#include <sstream>
-
-#include "ember/autograd.h"
+#include <vector>
 
 namespace ember {
-
-int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) {
-  int64_t n = std::max<int64_t>(ndim, 1);
-  if (dim < -n || dim >= n) {
-    throw IndexError(op_prefix(op) + "Dimension out of range (expected to be in range of [" +
-                     std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " +
-                     std::to_string(dim) + ")");
-  }
-  return dim < 0 ? dim + n : dim;
-}
-
-std::vector<int64_t> wrap_dims(const char* op, const std::vector<int64_t>& dims, int64_t ndim) {
-  std::vector<int64_t> out;
-  if (dims.empty()) {
-    for (int64_t i = 0; i < ndim; ++i) out.push_back(i);
-    return out;
-  }
-  for (int64_t d : dims) out.push_back(wrap_dim(op, d, ndim));
-  std::sort(out.begin(), out.end());
-  if (std::adjacent_find(out.begin(), out.end()) != out.end()) {
-    throw ValueError(op_prefix(op) + "dim " +
-                     std::to_string(*std::adjacent_find(out.begin(), out.end())) +
-                     " appears multiple times in the list of dims");
-  }
-  if (ndim == 0) out.clear();  // dims 0/-1 of a 0-dim tensor name the tensor itself
-  return out;
-}
-
-Shape contiguous_strides(const Shape& sizes) {
-  Shape strides(sizes.size(), 1);
-  int64_t s = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= std::max<int64_t>(sizes[i], 1);
-  }
-  return strides;
-}
-
-int64_t checked_numel(const char* op, const Shape& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) {
-    if (s < 0) {
-      throw ValueError(op_prefix(op) + "Trying to create tensor with negative dimension " +
-                       std::to_string(s) + ": " + shape_str(sizes));
-    }
-    if (s != 0 && n > INT64_MAX / s) {
-      throw ValueError(op_prefix(op) + "the number of elements of shape " + shape_str(sizes) +
-                       " overflows int64");
-    }
-    n *= s;
-  }
-  return n;
-}
-
-Device resolve_device(Device d) {
-  if (d.is_cuda() && !d.has_index()) return Device(kCUDA, 0);
-  return d;
-}
-
-Tensor make_empty(const Shape& sizes, DType dtype, Device device, bool pinned, const char* op) {
-  int64_t n = checked_numel(op, sizes);
-  size_t esize = element_size(dtype);
-  if (static_cast<uint64_t>(n) > static_cast<uint64_t>(INT64_MAX) / esize) {
-    throw ValueError(op_prefix(op) + "tensor of shape " + shape_str(sizes) + " and dtype " +
-                     std::string(dtype_name(dtype)) + " is too large to allocate");
-  }
-  if (pinned && !device.is_cpu()) {
-    throw ValueError(op_prefix(op) + "only CPU tensors can be pinned, got device " + device.str());
-  }
-  device = resolve_device(device);
-  size_t nbytes = static_cast<size_t>(n) * esize;
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<StorageImpl>(
-      backend(device).allocator(device, pinned).allocate(nbytes), nbytes);
-  impl->sizes = sizes;
-  impl->strides = contiguous_strides(sizes);
-  impl->dtype = dtype;
-  impl->device = device;
-  impl->numel = n;
-  impl->contiguous = true;
-  return Tensor(std::move(impl));
-}
-
-Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
-  const TensorImpl& src = t.impl();
-  impl->storage = src.storage;
-  impl->sizes = std::move(sizes);
-  impl->strides = std::move(strides);
-  impl->offset = offset;
-  impl->dtype = src.dtype;
-  impl->device = src.device;
-  impl->refresh();
-  // Views remember the tensor that owns the storage, for autograd's view + in-place rules.
-  impl->view_base = src.view_base ? src.view_base : t.impl_ptr();
-  impl->view_version = src.storage ? src.storage->version() : 0;
-  impl->view_no_grad = !is_grad_enabled();
-  return Tensor(std::move(impl));
-}
 
 namespace {
 [[noreturn]] void device_mismatch(const char* op, Device a, Device b) {
@@ -153,13 +51,5 @@ Tensor to_operand(const Tensor& t, DType dtype, Device device) {
   if (t.dtype() == dtype && t.device() == device) return t;
   return t.to(device, dtype);
 }
-
-std::string shape_str(const Shape& s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
-}
-
-std::string shape_str(const Tensor& t) { return shape_str(t.sizes()); }
 
 }  // namespace ember

@@ -5,8 +5,8 @@
 
 #include "autograd/function.h"
 #include "kernels/reduce_ops.h"
-#include "ops/grad_ops.h"
 #include "ops/op_utils.h"
+#include "ops/reduce_grad.h"
 
 namespace ember {
 

@@ -1,7 +1,7 @@
 // softmax and log_softmax: dtype handling and dim checks; the fused kernel is per backend.
 #include "autograd/function.h"
-#include "ops/grad_ops.h"
 #include "ops/op_utils.h"
+#include "ops/reduce_grad.h"
 
 namespace ember {
 

@@ -1,6 +1,6 @@
 // Sorting ops: sort, argsort, topk. NaN orders as the largest value, as in PyTorch.
 #include "autograd/function.h"
-#include "ops/grad_ops.h"
+#include "ops/index_grad.h"
 #include "ops/op_utils.h"
 
 namespace ember {

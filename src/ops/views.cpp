@@ -431,24 +431,6 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return broadcast_shapes("broadcast_shapes", a, b);
 }
 
-Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
-  if (a == b) return a;  // the common case of element-wise ops
-  size_t n = std::max(a.size(), b.size());
-  Shape out(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (x != y && x != 1 && y != 1) {
-      throw ValueError(op_prefix(op) + "shapes " + shape_str(a) + " and " + shape_str(b) +
-                       " cannot be broadcast: the size of tensor a (" + std::to_string(x) +
-                       ") must match the size of tensor b (" + std::to_string(y) +
-                       ") at non-singleton dimension " + std::to_string(i));
-    }
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
 TensorList broadcast_tensors(const TensorList& tensors) {
   Shape s;
   for (const Tensor& t : tensors) s = broadcast_shapes(s, t.sizes());

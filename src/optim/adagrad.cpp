@@ -78,7 +78,7 @@ void Adagrad::step_group(OptimizerParamGroup& group) {
   h.weight_decay = o.weight_decay();
   h.eps = o.eps();
   h.maximize = o.maximize();
-  std::vector<detail::FusedParam> items;
+  std::vector<ops::OptimParam> items;
   for (const Tensor& p : params_with_grad(group)) {
     ParamState& st = state(p);
     if (!st.contains("sum")) {  // a group added after construction
@@ -86,11 +86,11 @@ void Adagrad::step_group(OptimizerParamGroup& group) {
       st.insert("sum", detail::state_like(p, o.initial_accumulator_value()));
     }
     const double step = increment_step(st);
-    detail::FusedParam it{p, p.grad(), {st["sum"]}, {}};
+    ops::OptimParam it{p, p.grad(), {st["sum"]}, {}};
     it.scalars.a = o.lr() / (1.0 + (step - 1.0) * o.lr_decay());
     items.push_back(std::move(it));
   }
-  detail::fused_update(OptimOp::Adagrad, h, items);
+  ops::optim_step(OptimOp::Adagrad, h, items);
 }
 
 }  // namespace ember::optim

@@ -128,7 +128,7 @@ void Adam::step_group(OptimizerParamGroup& group) {
   h.amsgrad = c.amsgrad;
   h.maximize = c.maximize;
   h.decoupled_weight_decay = name() == "AdamW";
-  std::vector<detail::FusedParam> items;
+  std::vector<ops::OptimParam> items;
   for (const Tensor& p : params_with_grad(group)) {
     ParamState& st = state(p);
     if (!st.contains("step")) {
@@ -140,7 +140,7 @@ void Adam::step_group(OptimizerParamGroup& group) {
       st.insert("max_exp_avg_sq", detail::state_like(p));
     }
     const double step = increment_step(st);
-    detail::FusedParam it{p, p.grad(), {st["exp_avg"], st["exp_avg_sq"]}, {}};
+    ops::OptimParam it{p, p.grad(), {st["exp_avg"], st["exp_avg_sq"]}, {}};
     if (c.amsgrad) it.state[2] = st["max_exp_avg_sq"];
     const double bc1 = 1.0 - std::pow(c.beta1, step);
     const double bc2 = 1.0 - std::pow(c.beta2, step);
@@ -148,7 +148,7 @@ void Adam::step_group(OptimizerParamGroup& group) {
     it.scalars.b = std::sqrt(bc2);
     items.push_back(std::move(it));
   }
-  detail::fused_update(OptimOp::Adam, h, items);
+  ops::optim_step(OptimOp::Adam, h, items);
 }
 
 }  // namespace ember::optim

@@ -1,25 +1,14 @@
-// What the optimizers share: the fused update of many parameters through the backend family
-// (grouped by device and dtype), option helpers and PyTorch's argument checks.
+// What the optimizers share: the op layer's fused update (ops/optim_step.h), option helpers and
+// PyTorch's argument checks.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "ember/optim/optimizer.h"
-#include "kernels/optim_ops.h"
+#include "ops/optim_step.h"
 
 namespace ember::optim::detail {
-
-// One parameter's operands: its gradient and up to three state tensors (undefined when unused).
-struct FusedParam {
-  Tensor param;
-  Tensor grad;
-  Tensor state[3];
-  OptimTensorScalars scalars;
-};
-
-// Updates every item, one backend call per (device, dtype) in first-seen order.
-void fused_update(OptimOp op, const OptimHyper& h, const std::vector<FusedParam>& items);
 
 // A 0-dim float32 CPU tensor (PyTorch's "step").
 Tensor step_tensor(double value);

@@ -1,4 +1,4 @@
-// Optimizer base: groups, state, zero_grad, state dicts, and the fused update dispatch.
+// Optimizer base: groups, state, zero_grad, state dicts and the helpers the optimizers share.
 #include "ember/optim/optimizer.h"
 
 #include <algorithm>
@@ -6,26 +6,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 #include <tuple>
 #include <unordered_set>
 
-#include "backend/backend.h"
+#include "core/tensor_util.h"
 #include "ember/autograd.h"
 #include "ember/ops.h"
 #include "optim/fused.h"
 
 namespace ember::optim {
-
-namespace {
-
-std::string shape_str(const Shape& s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
-}
-
-}  // namespace
 
 bool OptimizerOptions::has_option(const std::string& name) const {
   const std::vector<std::string> names = option_names();
@@ -286,39 +275,6 @@ Tensor step_tensor(double value) { return scalar_tensor(value, kFloat32); }
 
 Tensor state_like(const Tensor& param, double value) {
   return full(param.sizes(), value, param.options());
-}
-
-void fused_update(OptimOp op, const OptimHyper& h, const std::vector<FusedParam>& items) {
-  std::vector<bool> done(items.size(), false);
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (done[i]) continue;
-    const Device dev = items[i].param.device();
-    const DType dt = items[i].param.dtype();
-    std::vector<TensorList> slots(kOptimSlots);
-    std::vector<OptimTensorScalars> scalars;
-    // Non-contiguous parameters are updated in a contiguous copy and written back after.
-    std::vector<std::pair<Tensor, Tensor>> write_back;
-    for (size_t j = i; j < items.size(); ++j) {
-      const FusedParam& it = items[j];
-      if (done[j] || it.param.device() != dev || it.param.dtype() != dt) continue;
-      done[j] = true;
-      if (it.param.numel() == 0) continue;
-      Tensor p = it.param;
-      if (!p.is_contiguous()) {
-        p = p.contiguous();
-        write_back.emplace_back(it.param, p);
-      }
-      Tensor g = it.grad;
-      if (g.dtype() != dt) g = g.to(dt);
-      slots[0].push_back(p);
-      slots[1].push_back(g.contiguous());
-      for (int k = 0; k < 3; ++k) slots[2 + k].push_back(it.state[k]);
-      scalars.push_back(it.scalars);
-    }
-    if (scalars.empty()) continue;
-    backend(dev).optim_step(op, slots, h, scalars);
-    for (auto& [dst, src] : write_back) dst.copy_(src);
-  }
 }
 
 void unknown_option(const std::string& optimizer, const std::string& name) {

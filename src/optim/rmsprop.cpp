@@ -70,7 +70,7 @@ void RMSprop::step_group(OptimizerParamGroup& group) {
   h.momentum = o.momentum();
   h.centered = o.centered();
   h.maximize = o.maximize();
-  std::vector<detail::FusedParam> items;
+  std::vector<ops::OptimParam> items;
   for (const Tensor& p : params_with_grad(group)) {
     ParamState& st = state(p);
     if (!st.contains("step")) {
@@ -82,12 +82,12 @@ void RMSprop::step_group(OptimizerParamGroup& group) {
     }
     if (o.centered() && !st.contains("grad_avg")) st.insert("grad_avg", detail::state_like(p));
     increment_step(st);
-    detail::FusedParam it{p, p.grad(), {st["square_avg"]}, {}};
+    ops::OptimParam it{p, p.grad(), {st["square_avg"]}, {}};
     if (o.momentum() > 0.0) it.state[1] = st["momentum_buffer"];
     if (o.centered()) it.state[2] = st["grad_avg"];
     items.push_back(std::move(it));
   }
-  detail::fused_update(OptimOp::RMSprop, h, items);
+  ops::optim_step(OptimOp::RMSprop, h, items);
 }
 
 }  // namespace ember::optim

@@ -66,9 +66,9 @@ void SGD::step_group(OptimizerParamGroup& group) {
   h.dampening = o.dampening();
   h.nesterov = o.nesterov();
   h.maximize = o.maximize();
-  std::vector<detail::FusedParam> items;
+  std::vector<ops::OptimParam> items;
   for (const Tensor& p : params_with_grad(group)) {
-    detail::FusedParam it{p, p.grad(), {}, {}};
+    ops::OptimParam it{p, p.grad(), {}, {}};
     if (o.momentum() != 0.0) {
       ParamState& st = state(p);
       Tensor* buf = st.find("momentum_buffer");
@@ -80,7 +80,7 @@ void SGD::step_group(OptimizerParamGroup& group) {
     }
     items.push_back(std::move(it));
   }
-  detail::fused_update(OptimOp::SGD, h, items);
+  ops::optim_step(OptimOp::SGD, h, items);
 }
 
 }  // namespace ember::optim

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 
 namespace {
 
@@ -67,16 +69,6 @@ Tensor random_ints(const Shape& shape, int64_t lo, int64_t hi, std::mt19937& rng
   return tensor(v, shape);
 }
 
-template <class Fn>
-std::string index_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const IndexError& e) {
-    return e.what();
-  }
-  return "no IndexError";
-}
-
 }  // namespace
 
 // ---- device-side bounds check -------------------------------------------------------------------
@@ -84,25 +76,25 @@ std::string index_error(Fn&& fn) {
 TEST(CudaIndex, OutOfRangeIndexRaisesAndDeviceStaysUsable) {
   Tensor x = gpu(arange(15, TensorOptions().dtype(kFloat32)).view({5, 3}));
   Tensor bad = gpu(tensor(std::vector<int64_t>{0, 7, 2}));
-  EXPECT_EQ(index_error([&] { index_select(x, 0, bad); }),
+  EXPECT_EQ(error_of<IndexError>([&] { index_select(x, 0, bad); }),
             "[index_select] index 7 is out of bounds for dimension 0 with size 5");
-  EXPECT_EQ(index_error([&] { embedding(x, bad); }),
+  EXPECT_EQ(error_of<IndexError>([&] { embedding(x, bad); }),
             "[embedding] index 7 is out of bounds for dimension 0 with size 5");
   Tensor g = gpu(tensor(std::vector<int64_t>{0, 1, 3, 2, 1, 0}, {2, 3}));
-  EXPECT_EQ(index_error([&] { gather(x, 1, g); }),
+  EXPECT_EQ(error_of<IndexError>([&] { gather(x, 1, g); }),
             "[gather] index 3 is out of bounds for dimension 1 with size 3");
-  EXPECT_EQ(index_error([&] {
+  EXPECT_EQ(error_of<IndexError>([&] {
               scatter_add(x, 1, g, gpu(ones({2, 3})));
             }),
             "[scatter_add] index 3 is out of bounds for dimension 1 with size 3");
   // Advanced indexing names the indexed dim; negative values wrap only down to -size.
   Tensor neg = gpu(tensor(std::vector<int64_t>{-1, -4}));
-  EXPECT_EQ(index_error([&] {
+  EXPECT_EQ(error_of<IndexError>([&] {
               x.index({Tensor(), neg});
             }),
             "[index] index -4 is out of bounds for dimension 1 with size 3");
   Tensor y = x.clone();
-  EXPECT_EQ(index_error([&] { y.index_put_({bad}, gpu(ones({3})), true); }),
+  EXPECT_EQ(error_of<IndexError>([&] { y.index_put_({bad}, gpu(ones({3})), true); }),
             "[index_put_] index 7 is out of bounds for dimension 0 with size 5");
   // The out-of-range row is skipped, never written elsewhere; rows 0 and 2 are accumulated.
   std::vector<double> yv = values(y);
@@ -130,7 +122,7 @@ TEST(CudaIndex, NegativeIndices) {
   Tensor sel = random_ints({6}, 0, 4, rng).to(kInt32);
   expect_same(index_select(x, 0, gpu(sel)), index_select(xc, 0, sel), "index_select int32");
   Tensor bad32 = tensor(std::vector<int32_t>{1, -5}).to(kInt32);
-  EXPECT_EQ(index_error([&] {
+  EXPECT_EQ(error_of<IndexError>([&] {
               x.index({Tensor(), Tensor(), gpu(bad32)});
             }),
             "[index] index -5 is out of bounds for dimension 2 with size 3");
@@ -144,8 +136,8 @@ TEST(CudaIndex, NegativeIndices) {
   expect_close(a, b, 1e-5, 1e-6, "index_put_ accumulate");
   // index_select does not wrap: a negative index is out of range, on both backends.
   Tensor neg = tensor(std::vector<int64_t>{-1});
-  EXPECT_EQ(index_error([&] { index_select(x, 0, gpu(neg)); }),
-            index_error([&] { index_select(xc, 0, neg); }));
+  EXPECT_EQ(error_of<IndexError>([&] { index_select(x, 0, gpu(neg)); }),
+            error_of<IndexError>([&] { index_select(xc, 0, neg); }));
 }
 
 // ---- atomic accumulation ------------------------------------------------------------------------

@@ -7,20 +7,15 @@
 #include <string>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 namespace F = ember::nn::functional;
 
 namespace {
 
 const Device kDev(kCUDA, 0);
-
-void expect_close(const Tensor& got, const Tensor& want, double tol) {
-  ASSERT_EQ(got.sizes(), want.sizes());
-  EXPECT_TRUE(allclose(got.cpu().to(kFloat64), want.cpu().to(kFloat64), tol, tol))
-      << got.cpu() << "\nvs\n"
-      << want;
-}
 
 struct Shape2 {
   int64_t rows, classes;

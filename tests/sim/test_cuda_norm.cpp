@@ -7,28 +7,15 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 namespace F = ember::nn::functional;
 
 namespace {
 
 const Device kCpu("cpu"), kGpu("cuda:0");
-
-std::vector<unsigned char> bytes_of(const Tensor& t) {
-  Tensor c = t.cpu().contiguous();
-  std::vector<unsigned char> out(c.nbytes());
-  if (!out.empty()) std::memcpy(out.data(), c.data_ptr(), out.size());
-  return out;
-}
-
-void expect_close(const Tensor& a, const Tensor& b, double tol) {
-  ASSERT_EQ(a.sizes(), b.sizes());
-  EXPECT_TRUE(allclose(a.cpu().to(kFloat64), b.cpu().to(kFloat64), tol, tol))
-      << "got\n"
-      << a.cpu() << "\nexpected\n"
-      << b.cpu();
-}
 
 }  // namespace
 

@@ -8,20 +8,14 @@
 
 #include "ember/ember.h"
 #include "ember/random.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 
 namespace {
 
 const Device kCpu("cpu"), kGpu("cuda:0");
-
-// The raw bytes of a tensor, in row-major element order.
-std::vector<unsigned char> bytes_of(const Tensor& t) {
-  Tensor c = t.cpu().contiguous();
-  std::vector<unsigned char> out(c.nbytes());
-  if (!out.empty()) std::memcpy(out.data(), c.data_ptr(), out.size());
-  return out;
-}
 
 // A (7, 5) output on dev: contiguous, transposed (a (5, 7) buffer read as its transpose), or every
 // other column of a (7, 10) buffer.

@@ -9,8 +9,10 @@
 
 #include "backend/cuda/optim_kernels.h"
 #include "ember/ember.h"
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember_test;
 using namespace ember::optim;
 
 namespace {
@@ -18,13 +20,6 @@ namespace {
 const Device kGpu("cuda:0");
 
 using MakeOpt = std::function<std::unique_ptr<Optimizer>(const std::vector<Tensor>&)>;
-
-std::vector<unsigned char> bytes_of(const Tensor& t) {
-  Tensor c = t.cpu().contiguous();
-  std::vector<unsigned char> out(c.nbytes());
-  if (!out.empty()) std::memcpy(out.data(), c.data_ptr(), out.size());
-  return out;
-}
 
 // Parameters of odd sizes: one longer than a chunk, one starting one element into its storage
 // (so not vector-aligned on the device), one non-contiguous.

@@ -7,8 +7,8 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/loops.h"
 #include "core/dispatch.h"
+#include "core/tensor_util.h"
 #include "kernels/cast.h"
-#include "ops/op_utils.h"
 
 namespace ember {
 

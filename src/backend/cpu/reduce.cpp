@@ -13,6 +13,7 @@
 #include "backend/cpu/cpu_features.h"
 #include "backend/cpu/loops.h"
 #include "backend/geometry.h"
+#include "backend/reduce_checks.h"
 #include "core/dispatch.h"
 #include "kernels/cast.h"
 #include "kernels/reduce_ops.h"
@@ -511,28 +512,11 @@ void run_scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
                });
 }
 
-// The keepdim layout of a per-dim result: rank-(n-1) outputs get their reduced dim back.
-Tensor with_reduced_dim(const Tensor& t, const Tensor& in, int64_t dim) {
-  if (t.dim() == in.dim()) return t;
-  return t.unsqueeze(dim);
-}
-
 }  // namespace
 
 void CpuBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceParams& p) {
   if (out.numel() == 0) return;
-  if (out.dim() != in.dim()) {
-    throw Error("[reduce] output rank " + std::to_string(out.dim()) + " differs from input rank " +
-                std::to_string(in.dim()));
-  }
-  const bool logical = op == ReduceOp::Any || op == ReduceOp::All;
-  const bool widen = (op == ReduceOp::Sum || op == ReduceOp::Prod) && out.dtype() == kInt64 &&
-                     is_integral(in.dtype(), true);
-  if (logical ? (out.dtype() != kBool && out.dtype() != kUInt8)
-              : (out.dtype() != in.dtype() && !widen)) {
-    throw Error("[reduce] unexpected output dtype " + std::string(dtype_name(out.dtype())) +
-                " for input dtype " + std::string(dtype_name(in.dtype())));
-  }
+  check_reduce_operands(op, out, in);
   const Geometry g = make_reduce_layout("reduce", out, in);
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -571,13 +555,11 @@ void CpuBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const T
   Tensor values = with_reduced_dim(values_in, in, dim);
   Tensor indices = with_reduced_dim(indices_in, in, dim);
   if (values.numel() == 0) return;
-  if (in.dim() > 0 && in.size(dim) == 0) {
-    throw IndexError("[max/min] cannot reduce over a zero-size dimension " + std::to_string(dim));
-  }
+  check_reduced_dim_not_empty(in, dim);
   // The kernel writes values and indices at the same offsets; route odd layouts through temps.
   const bool direct = values.strides() == indices.strides() && indices.dtype() == kInt64;
-  Tensor v = direct ? values : empty(values.sizes(), TensorOptions(values.dtype()));
-  Tensor ix = direct ? indices : empty(values.sizes(), TensorOptions(kInt64));
+  Tensor v = direct ? values : make_empty(values.sizes(), TensorOptions(values.dtype()));
+  Tensor ix = direct ? indices : make_empty(values.sizes(), TensorOptions(kInt64));
   const Geometry g = make_reduce_layout("max/min", v, in, in.dim() > 0 ? dim : -1);
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -598,7 +580,7 @@ void CpuBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const T
 void CpuBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t dim) {
   if (out.numel() == 0) return;
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
-  Tensor y = out.is_contiguous() ? out : empty(out.sizes(), TensorOptions(out.dtype()));
+  Tensor y = out.is_contiguous() ? out : make_empty(out.sizes(), TensorOptions(out.dtype()));
   const auto [outer, n, inner] = split_at_dim(x.sizes(), dim);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -144,7 +144,7 @@ void CpuBackend::softmax(const Tensor& out, const Tensor& in, int64_t dim, bool 
                     " not implemented for dtype " + std::string(dtype_name(out.dtype())));
   }
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
-  Tensor y = out.is_contiguous() ? out : empty(out.sizes(), TensorOptions(out.dtype()));
+  Tensor y = out.is_contiguous() ? out : make_empty(out.sizes(), TensorOptions(out.dtype()));
   const auto [outer, n, inner] = split_at_dim(x.sizes(), dim);
   visit_float_dtype(out.dtype(), log ? "log_softmax" : "softmax", [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -221,7 +221,7 @@ void copy_on_device(const Tensor& dst, const Tensor& src) {
 }
 
 Tensor empty_on(const Tensor& like, DType dtype, Device device) {
-  return empty(like.sizes(), TensorOptions().dtype(dtype).device(device));
+  return make_empty(like.sizes(), TensorOptions().dtype(dtype).device(device));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
@@ -222,8 +223,7 @@ constexpr int kMaxAlgos = 16;
 constexpr size_t kMaxBenchmarkWorkspace = size_t{1} << 30;
 
 Tensor device_bytes(size_t bytes, int device) {
-  return empty({static_cast<int64_t>(bytes)},
-               TensorOptions().dtype(kUInt8).device(Device(kCUDA, device)));
+  return make_empty({static_cast<int64_t>(bytes)}, kUInt8, Device(kCUDA, device));
 }
 
 // The first algorithm of perf (best first) that ran and, if asked, is deterministic.
@@ -338,115 +338,98 @@ Scale scale(double alpha, double beta) {
   return {{static_cast<float>(alpha), static_cast<float>(beta)}, {alpha, beta}};
 }
 
-void* ptr_of(const Tensor& t) { return t.data_ptr(); }
+// A failed call of one pass's entry point, named as cuDNN names it: prefix + pass + suffix.
+void check_pass(const CudnnApi& api, const char* op, cudnnStatus_t status, const char* prefix,
+                const char* pass, const char* suffix) {
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  throw_cudnn(api, op, status, (std::string("cudnn") + prefix + pass + suffix).c_str());
+}
+
+// One pass of cuDNN's legacy API, X = Forward, BackwardData or BackwardFilter: its entry points
+// cudnnGetConvolutionXAlgorithm_v7 (get), cudnnFindConvolutionXAlgorithmEx (find),
+// cudnnGetConvolutionXWorkspaceSize (size) and cudnnConvolutionX (run) all take the descriptors
+// of the pass's two inputs a and b, of the convolution and of its output, in that order; descs
+// picks those three from the problem's descriptors. out = conv-pass(a, b) + beta * out.
+template <class Perf, class Algo, class Descs, class Get, class Find, class Size, class Run>
+bool run_pass(const char* op, const Problem& p, Kind kind, const char* pass, Descs descs, Get get,
+              Find find, Size size, Run run, const Tensor& a, const Tensor& b, const Tensor& out,
+              double beta) {
+  const CudnnApi& api = *cuda_detail::cudnn_api();
+  cuda::DeviceGuard guard(p.device);
+  cudnnHandle_t h = thread_handle(api, op, p.device);
+  Descriptors d(api);
+  describe(api, op, p, d);
+  const auto [da, db, dout] = descs(d);
+  const Choice c = choose<Perf>(
+      p, kind,
+      [&](Perf* perf, int* n) {
+        check_pass(api, op, get(h, da, db, d.conv, dout, kMaxAlgos, n, perf), "GetConvolution",
+                   pass, "Algorithm_v7");
+      },
+      [&](Perf* perf, int* n, void* ws, size_t bytes) {
+        // Finding writes its output: time the algorithms on scratch memory.
+        Tensor scratch = make_empty(out.sizes(), out.dtype(), out.device());
+        check_pass(api, op,
+                   find(h, da, a.data_ptr(), db, b.data_ptr(), d.conv, dout, scratch.data_ptr(),
+                        kMaxAlgos, n, perf, ws, bytes),
+                   "FindConvolution", pass, "AlgorithmEx");
+      },
+      [&](int algo, size_t* bytes) {
+        check_pass(api, op, size(h, da, db, d.conv, dout, static_cast<Algo>(algo), bytes),
+                   "GetConvolution", pass, "WorkspaceSize");
+      });
+  if (c.algo < 0) return false;
+  Tensor ws = c.workspace > 0 ? device_bytes(c.workspace, p.device) : Tensor();
+  const Scale s = scale(1.0, beta);
+  check_pass(api, op,
+             run(h, s.alpha(p.dtype), da, a.data_ptr(), db, b.data_ptr(), d.conv,
+                 static_cast<Algo>(c.algo), ws.defined() ? ws.data_ptr() : nullptr, c.workspace,
+                 s.beta(p.dtype), dout, out.data_ptr()),
+             "Convolution", pass, "");
+  return true;
+}
 
 }  // namespace
 
 // ---- the three passes ---------------------------------------------------------------------------
 
+// y = conv(x, w) + beta * y.
 bool CudaBackend::conv2d_forward(const char* op, const Tensor& y, const Tensor& x, const Tensor& w,
                                  const Window2d& g, int64_t groups, double beta) {
   Problem p;
   if (!problem_of(x, w, y, g, groups, p)) return false;
   const CudnnApi& api = *cuda_detail::cudnn_api();
-  cuda::DeviceGuard guard(p.device);
-  cudnnHandle_t h = thread_handle(api, op, p.device);
-  Descriptors d(api);
-  describe(api, op, p, d);
-  const Choice c = choose<cudnnConvolutionFwdAlgoPerf_t>(
-      p, Kind::Forward,
-      [&](cudnnConvolutionFwdAlgoPerf_t* perf, int* n) {
-        EMBER_CUDNN_CHECK(
-            api.GetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, kMaxAlgos, n, perf));
-      },
-      [&](cudnnConvolutionFwdAlgoPerf_t* perf, int* n, void* ws, size_t bytes) {
-        Tensor scratch = empty_like(y);  // finding overwrites its output
-        EMBER_CUDNN_CHECK(api.FindConvolutionForwardAlgorithmEx(h, d.x, ptr_of(x), d.w, ptr_of(w),
-                                                                d.conv, d.y, ptr_of(scratch),
-                                                                kMaxAlgos, n, perf, ws, bytes));
-      },
-      [&](int algo, size_t* bytes) {
-        EMBER_CUDNN_CHECK(api.GetConvolutionForwardWorkspaceSize(
-            h, d.x, d.w, d.conv, d.y, static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes));
-      });
-  if (c.algo < 0) return false;
-  Tensor ws = c.workspace > 0 ? device_bytes(c.workspace, p.device) : Tensor();
-  const Scale s = scale(1.0, beta);
-  EMBER_CUDNN_CHECK(api.ConvolutionForward(h, s.alpha(p.dtype), d.x, ptr_of(x), d.w, ptr_of(w),
-                                           d.conv, static_cast<cudnnConvolutionFwdAlgo_t>(c.algo),
-                                           ws.defined() ? ws.data_ptr() : nullptr, c.workspace,
-                                           s.beta(p.dtype), d.y, ptr_of(y)));
-  return true;
+  return run_pass<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
+      op, p, Kind::Forward, "Forward",
+      [](const Descriptors& d) { return std::tuple(d.x, d.w, d.y); },
+      api.GetConvolutionForwardAlgorithm_v7, api.FindConvolutionForwardAlgorithmEx,
+      api.GetConvolutionForwardWorkspaceSize, api.ConvolutionForward, x, w, y, beta);
 }
 
+// gx = the gradient of conv(x, w) with respect to x: a pass over (w, gy).
 bool CudaBackend::conv2d_backward_input(const char* op, const Tensor& gx, const Tensor& gy,
                                         const Tensor& w, const Window2d& g, int64_t groups) {
   Problem p;
   if (!problem_of(gx, w, gy, g, groups, p)) return false;
   const CudnnApi& api = *cuda_detail::cudnn_api();
-  cuda::DeviceGuard guard(p.device);
-  cudnnHandle_t h = thread_handle(api, op, p.device);
-  Descriptors d(api);
-  describe(api, op, p, d);
-  const Choice c = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-      p, Kind::BackwardData,
-      [&](cudnnConvolutionBwdDataAlgoPerf_t* perf, int* n) {
-        EMBER_CUDNN_CHECK(api.GetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x,
-                                                                     kMaxAlgos, n, perf));
-      },
-      [&](cudnnConvolutionBwdDataAlgoPerf_t* perf, int* n, void* ws, size_t bytes) {
-        Tensor scratch = empty_like(gx);
-        EMBER_CUDNN_CHECK(api.FindConvolutionBackwardDataAlgorithmEx(
-            h, d.w, ptr_of(w), d.y, ptr_of(gy), d.conv, d.x, ptr_of(scratch), kMaxAlgos, n, perf,
-            ws, bytes));
-      },
-      [&](int algo, size_t* bytes) {
-        EMBER_CUDNN_CHECK(api.GetConvolutionBackwardDataWorkspaceSize(
-            h, d.w, d.y, d.conv, d.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes));
-      });
-  if (c.algo < 0) return false;
-  Tensor ws = c.workspace > 0 ? device_bytes(c.workspace, p.device) : Tensor();
-  const Scale s = scale(1.0, 0.0);
-  EMBER_CUDNN_CHECK(api.ConvolutionBackwardData(
-      h, s.alpha(p.dtype), d.w, ptr_of(w), d.y, ptr_of(gy), d.conv,
-      static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), ws.defined() ? ws.data_ptr() : nullptr,
-      c.workspace, s.beta(p.dtype), d.x, ptr_of(gx)));
-  return true;
+  return run_pass<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
+      op, p, Kind::BackwardData, "BackwardData",
+      [](const Descriptors& d) { return std::tuple(d.w, d.y, d.x); },
+      api.GetConvolutionBackwardDataAlgorithm_v7, api.FindConvolutionBackwardDataAlgorithmEx,
+      api.GetConvolutionBackwardDataWorkspaceSize, api.ConvolutionBackwardData, w, gy, gx, 0.0);
 }
 
+// gw = the gradient with respect to w, summed over the batch: a pass over (x, gy).
 bool CudaBackend::conv2d_backward_weight(const char* op, const Tensor& gw, const Tensor& gy,
                                          const Tensor& x, const Window2d& g, int64_t groups) {
   Problem p;
   if (!problem_of(x, gw, gy, g, groups, p)) return false;
   const CudnnApi& api = *cuda_detail::cudnn_api();
-  cuda::DeviceGuard guard(p.device);
-  cudnnHandle_t h = thread_handle(api, op, p.device);
-  Descriptors d(api);
-  describe(api, op, p, d);
-  const Choice c = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-      p, Kind::BackwardFilter,
-      [&](cudnnConvolutionBwdFilterAlgoPerf_t* perf, int* n) {
-        EMBER_CUDNN_CHECK(api.GetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w,
-                                                                       kMaxAlgos, n, perf));
-      },
-      [&](cudnnConvolutionBwdFilterAlgoPerf_t* perf, int* n, void* ws, size_t bytes) {
-        Tensor scratch = empty_like(gw);
-        EMBER_CUDNN_CHECK(api.FindConvolutionBackwardFilterAlgorithmEx(
-            h, d.x, ptr_of(x), d.y, ptr_of(gy), d.conv, d.w, ptr_of(scratch), kMaxAlgos, n, perf,
-            ws, bytes));
-      },
-      [&](int algo, size_t* bytes) {
-        EMBER_CUDNN_CHECK(api.GetConvolutionBackwardFilterWorkspaceSize(
-            h, d.x, d.y, d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes));
-      });
-  if (c.algo < 0) return false;
-  Tensor ws = c.workspace > 0 ? device_bytes(c.workspace, p.device) : Tensor();
-  const Scale s = scale(1.0, 0.0);
-  EMBER_CUDNN_CHECK(api.ConvolutionBackwardFilter(
-      h, s.alpha(p.dtype), d.x, ptr_of(x), d.y, ptr_of(gy), d.conv,
-      static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), ws.defined() ? ws.data_ptr() : nullptr,
-      c.workspace, s.beta(p.dtype), d.w, ptr_of(gw)));
-  return true;
+  return run_pass<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
+      op, p, Kind::BackwardFilter, "BackwardFilter",
+      [](const Descriptors& d) { return std::tuple(d.x, d.y, d.w); },
+      api.GetConvolutionBackwardFilterAlgorithm_v7, api.FindConvolutionBackwardFilterAlgorithmEx,
+      api.GetConvolutionBackwardFilterWorkspaceSize, api.ConvolutionBackwardFilter, x, gy, gw, 0.0);
 }
 
 #endif  // EMBER_WITH_CUDNN

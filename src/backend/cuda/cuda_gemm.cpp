@@ -214,8 +214,8 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   // later work on the same stream is ordered after the matmul.
   Tensor workspace;
   if (heuristic.workspaceSize > 0) {
-    workspace = empty({static_cast<int64_t>(heuristic.workspaceSize)},
-                      TensorOptions().dtype(kUInt8).device(Device(kCUDA, device)));
+    workspace = make_empty({static_cast<int64_t>(heuristic.workspaceSize)},
+                           TensorOptions().dtype(kUInt8).device(Device(kCUDA, device)));
   }
   const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
   const void* alpha_p = scale == CUDA_R_64F ? static_cast<const void*>(&alpha) : &alpha_f;
@@ -277,7 +277,8 @@ void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t
   const bool out_direct = lt_layout(out).ok && (batch == 1 || out.bs >= out.rows * out.cols);
   Tensor staging;
   if (!out_direct) {
-    staging = beta != 0.0 ? out_t.contiguous() : empty_like(out_t).contiguous();
+    staging =
+        beta != 0.0 ? out_t.contiguous() : make_empty(out_t.sizes(), out_t.dtype(), out_t.device());
     if (staging.is_same(out_t)) staging = out_t.clone();
     out = mat_of(staging);
   }

@@ -9,8 +9,8 @@
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/index_kernels.h"
+#include "core/tensor_util.h"
 #include "ember/cuda.h"
-#include "ops/op_utils.h"
 
 namespace ember {
 
@@ -26,7 +26,7 @@ using cuda_kernels::IndexFault;
 class FaultRecord {
  public:
   explicit FaultRecord(Device device)
-      : buf_(empty({4}, TensorOptions().dtype(kInt64).device(device))) {
+      : buf_(make_empty({4}, TensorOptions().dtype(kInt64).device(device))) {
     static_assert(sizeof(IndexFault) == 4 * sizeof(int64_t));
     EMBER_CUDA_CHECK(cudaMemsetAsync(buf_.data_ptr(), 0, sizeof(IndexFault), current_stream()));
   }
@@ -144,8 +144,8 @@ void sort_on_device(const Tensor& values, const Tensor& indices, const Tensor& i
   const size_t scratch_bytes = cuda_kernels::sort_scratch_bytes(in.dtype(), r.rows, r.n);
   Tensor scratch;
   if (scratch_bytes > 0) {
-    scratch = empty({static_cast<int64_t>(scratch_bytes)},
-                    TensorOptions().dtype(kUInt8).device(in.device()));
+    scratch = make_empty({static_cast<int64_t>(scratch_bytes)},
+                         TensorOptions().dtype(kUInt8).device(in.device()));
   }
   EMBER_CUDA_CHECK(cuda_kernels::sort_rows(
       values.data_ptr(), static_cast<int64_t*>(indices.data_ptr()), in.data_ptr(), in.dtype(), r,
@@ -236,10 +236,10 @@ Tensor CudaBackend::nonzero(const Tensor& in) {
     throw NotImplementedError("[nonzero] CUDA tensors with more than " +
                               std::to_string(cuda_kernels::kMaxDims) + " dims are not supported");
   }
-  if (n == 0) return empty({0, nd}, opts);
+  if (n == 0) return make_empty({0, nd}, opts);
   Tensor c = in.contiguous();
   const int blocks = cuda_kernels::nonzero_blocks(n);
-  Tensor counts = empty({blocks + 1}, opts);
+  Tensor counts = make_empty({blocks + 1}, opts);
   int64_t* counts_ptr = static_cast<int64_t*>(counts.data_ptr());
   cudaStream_t stream = current_stream();
   EMBER_CUDA_CHECK(
@@ -248,7 +248,7 @@ Tensor CudaBackend::nonzero(const Tensor& in) {
   EMBER_CUDA_CHECK(
       cudaMemcpyAsync(&total, counts_ptr + blocks, sizeof total, cudaMemcpyDeviceToHost, stream));
   EMBER_CUDA_CHECK(cudaStreamSynchronize(stream));
-  Tensor out = empty({total, nd}, opts);
+  Tensor out = make_empty({total, nd}, opts);
   if (total > 0 && nd > 0) {
     EMBER_CUDA_CHECK(cuda_kernels::nonzero_write(c.data_ptr(), c.dtype(), n, blocks, counts_ptr,
                                                  static_cast<int>(nd), c.sizes().data(),
@@ -278,8 +278,8 @@ void CudaBackend::topk(const Tensor& values, const Tensor& indices, const Tensor
   cuda::DeviceGuard guard(device_index(in.device()));
   const cuda_kernels::SortRows r = sort_rows_of(values, indices, in, dim, k, "topk");
   Tensor scratch =
-      empty({static_cast<int64_t>(cuda_kernels::topk_scratch_bytes(in.dtype(), r.rows, k))},
-            TensorOptions().dtype(kUInt8).device(in.device()));
+      make_empty({static_cast<int64_t>(cuda_kernels::topk_scratch_bytes(in.dtype(), r.rows, k))},
+                 TensorOptions().dtype(kUInt8).device(in.device()));
   EMBER_CUDA_CHECK(cuda_kernels::topk_rows(
       values.data_ptr(), static_cast<int64_t*>(indices.data_ptr()), in.data_ptr(), in.dtype(), r,
       largest, scratch.data_ptr(), current_stream()));

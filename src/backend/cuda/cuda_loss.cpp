@@ -42,7 +42,7 @@ void CudaBackend::cross_entropy(const Tensor& loss, const Tensor& row_weight, co
   const int device = device_index(input.device());
   cuda::DeviceGuard guard(device);
   cudaStream_t stream = current_stream();
-  Tensor fault = empty({2}, TensorOptions().dtype(kInt64).device(input.device()));
+  Tensor fault = make_empty({2}, TensorOptions().dtype(kInt64).device(input.device()));
   static_assert(sizeof(cuda_kernels::LossFault) == 2 * sizeof(int64_t));
   EMBER_CUDA_CHECK(cudaMemsetAsync(fault.data_ptr(), 0, sizeof(cuda_kernels::LossFault), stream));
   EMBER_CUDA_CHECK(cuda_kernels::cross_entropy_forward(

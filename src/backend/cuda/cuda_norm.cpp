@@ -45,7 +45,7 @@ void CudaBackend::norm_backward(const Tensor& grad_in, const Tensor& grad_weight
   // Per-channel (sum dy, sum dy * xhat) for batch norm's input gradient.
   Tensor sums;
   if (grad_in.defined() && p.per_channel && p.batch_stats) {
-    sums = empty({2 * p.channels}, TensorOptions(mean.dtype()).device(Device(kCUDA, device)));
+    sums = make_empty({2 * p.channels}, TensorOptions(mean.dtype()).device(Device(kCUDA, device)));
   }
   EMBER_CUDA_CHECK(cuda_kernels::norm_backward(
       in.dtype(), data_or_null(grad_in), data_or_null(grad_weight), data_or_null(grad_bias),

@@ -29,7 +29,7 @@ void CudaBackend::optim_step(OptimOp op, const std::vector<TensorList>& slots, c
   }
   if (nchunks == 0) return;
   const int64_t words = static_cast<int64_t>(count) * cuda_kernels::kOptimTensorWords + 2 * nchunks;
-  Tensor host = empty({words}, TensorOptions().dtype(kInt64).pinned_memory(true));
+  Tensor host = make_empty({words}, TensorOptions().dtype(kInt64).pinned_memory(true));
   int64_t* w = host.data_ptr<int64_t>();
   int64_t* chunk = w + count * cuda_kernels::kOptimTensorWords;
   for (size_t i = 0; i < count; ++i) {

@@ -34,7 +34,8 @@ void CudaBackend::bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, u
   const int device = device_index(out.device());
   cuda::DeviceGuard guard(device);
   // A p outside [0, 1] raises a flag; the kernels never stop midway, the host reports after.
-  Tensor bad = zeros({1}, TensorOptions().dtype(kInt32).device(Device(kCUDA, device)));
+  Tensor bad = make_empty({1}, kInt32, Device(kCUDA, device));
+  fill(bad, 0);
   const Tensor* ops[2] = {&out, &p};
   EMBER_CUDA_CHECK(
       cuda_kernels::bernoulli_tensor(out.dtype(), p.dtype(), out.data_ptr(), p.data_ptr(),

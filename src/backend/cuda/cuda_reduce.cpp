@@ -1,6 +1,6 @@
-// The CUDA backend's reductions, max/min with indices, scans and softmax: argument checks as the
-// CPU backend makes them, the (outputs x reduced) layout, the plan and its workspace; the kernels
-// are in reduce_*.cu, arg_reduce.cu, scan_kernels.cu and softmax_kernels.cu.
+// The CUDA backend's reductions, max/min with indices, scans and softmax: the argument checks
+// both backends make (backend/reduce_checks.h), the (outputs x reduced) layout, the plan and its
+// workspace; the kernels are in reduce_*.cu, arg_reduce.cu, scan_kernels.cu and softmax_kernels.cu.
 #include <algorithm>
 #include <string>
 
@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/reduce_kernels.h"
 #include "backend/geometry.h"
+#include "backend/reduce_checks.h"
 #include "ember/cuda.h"
 
 namespace ember {
@@ -26,27 +27,11 @@ DataPtr workspace(const Tensor& like, size_t bytes) {
   return cuda_backend().allocator(like.device(), false).allocate(bytes);
 }
 
-Tensor with_reduced_dim(const Tensor& t, const Tensor& in, int64_t dim) {
-  if (t.dim() == in.dim()) return t;
-  return t.unsqueeze(dim);
-}
-
 }  // namespace
 
 void CudaBackend::reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceParams& p) {
   if (out.numel() == 0) return;
-  if (out.dim() != in.dim()) {
-    throw Error("[reduce] output rank " + std::to_string(out.dim()) + " differs from input rank " +
-                std::to_string(in.dim()));
-  }
-  const bool logical = op == ReduceOp::Any || op == ReduceOp::All;
-  const bool widen = (op == ReduceOp::Sum || op == ReduceOp::Prod) && out.dtype() == kInt64 &&
-                     is_integral(in.dtype(), true);
-  if (logical ? (out.dtype() != kBool && out.dtype() != kUInt8)
-              : (out.dtype() != in.dtype() && !widen)) {
-    throw Error("[reduce] unexpected output dtype " + std::string(dtype_name(out.dtype())) +
-                " for input dtype " + std::string(dtype_name(in.dtype())));
-  }
+  check_reduce_operands(op, out, in);
   if (reduce_float_only(op) && !is_floating_point(in.dtype())) missing("reduce");
   if (in.device() != out.device()) {
     throw Error("[reduce] input on " + in.device().str() + " but output on " + out.device().str());
@@ -71,16 +56,14 @@ void CudaBackend::reduce_with_index(ReduceOp op, const Tensor& values_in, const 
   Tensor values = with_reduced_dim(values_in, in, dim);
   Tensor indices = with_reduced_dim(indices_in, in, dim);
   if (values.numel() == 0) return;
-  if (in.dim() > 0 && in.size(dim) == 0) {
-    throw IndexError("[max/min] cannot reduce over a zero-size dimension " + std::to_string(dim));
-  }
+  check_reduced_dim_not_empty(in, dim);
   cuda::DeviceGuard guard(device_index(in.device()));
   // The kernel writes values and indices at the same offsets; route odd layouts through temps.
   const bool direct = values.strides() == indices.strides() && indices.dtype() == kInt64 &&
                       values.dtype() == in.dtype();
   const TensorOptions opts = TensorOptions().device(in.device());
-  Tensor v = direct ? values : empty(values.sizes(), TensorOptions(opts).dtype(in.dtype()));
-  Tensor ix = direct ? indices : empty(values.sizes(), TensorOptions(opts).dtype(kInt64));
+  Tensor v = direct ? values : make_empty(values.sizes(), TensorOptions(opts).dtype(in.dtype()));
+  Tensor ix = direct ? indices : make_empty(values.sizes(), TensorOptions(opts).dtype(kInt64));
   const ReduceLayout l = make_reduce_layout("max/min", v, in, in.dim() > 0 ? dim : -1);
   const cuda_kernels::ReducePlan plan = cuda_kernels::plan_reduce(l);
   DataPtr ws = workspace(in, cuda_kernels::reduce_workspace_bytes(l, plan));
@@ -99,7 +82,7 @@ void CudaBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t d
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous()
                  ? out
-                 : empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
+                 : make_empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
   const DimSplit s = split_at_dim(x.sizes(), dim);
   EMBER_CUDA_CHECK(cuda_kernels::scan(op, out.dtype(), x.data_ptr(), y.data_ptr(), s.outer, s.n,
                                       s.inner, current_stream()));
@@ -117,7 +100,7 @@ void CudaBackend::softmax(const Tensor& out, const Tensor& in, int64_t dim, bool
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous()
                  ? out
-                 : empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
+                 : make_empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
   const DimSplit s = split_at_dim(x.sizes(), dim);
   EMBER_CUDA_CHECK(cuda_kernels::softmax(log, out.dtype(), x.data_ptr(), y.data_ptr(), s.outer, s.n,
                                          s.inner, current_stream()));

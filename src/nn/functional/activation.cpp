@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/tensor_util.h"
 #include "ember/autograd.h"
 #include "ember/nn/functional/norm.h"
-#include "ops/op_utils.h"
 
 namespace ember::nn::functional {
 

@@ -127,10 +127,12 @@ Shape conv_weight_shape(int64_t first, int64_t second, const ExpandingArray<D>& 
 
 // ---- Conv1d / Conv2d ----------------------------------------------------------------------------
 
-Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : Module("Conv1d"), options(options) {
-  check_channels("Conv1d", options.in_channels(), options.out_channels(), options.groups(),
+template <size_t D>
+ConvNdImpl<D>::ConvNdImpl(const ConvOptions<D>& options)
+    : Module(D == 1 ? "Conv1d" : "Conv2d"), options(options) {
+  check_channels(name().c_str(), options.in_channels(), options.out_channels(), options.groups(),
                  options.padding_mode());
-  check_padding("Conv1d", options.padding(), options.stride());
+  check_padding(name().c_str(), options.padding(), options.stride());
   weight = register_parameter(
       "weight",
       empty(conv_weight_shape(options.out_channels(), options.in_channels() / options.groups(),
@@ -139,49 +141,34 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : Module("Conv1d"), options
   reset_parameters();
 }
 
-void Conv1dImpl::reset_parameters() { reset_conv(weight, bias); }
-
-Tensor Conv1dImpl::forward(const Tensor& x) {
-  const ConvPadding<1>& p = options.padding();
-  if (p.is_mode()) {
-    return F::conv1d(x, weight, bias, options.stride(), p.mode(), options.dilation(),
-                     options.groups());
-  }
-  return F::conv1d(x, weight, bias, options.stride(), p.values(), options.dilation(),
-                   options.groups());
+template <size_t D>
+void ConvNdImpl<D>::reset_parameters() {
+  reset_conv(weight, bias);
 }
 
-void Conv1dImpl::pretty_print(std::ostream& out) const {
-  print_conv<1>(out, "Conv1d", options, options.padding(), nullptr);
+template <size_t D>
+Tensor ConvNdImpl<D>::forward(const Tensor& x) {
+  // padding: the sizes, or the mode "same" / "valid".
+  const auto conv = [&](const auto& padding) {
+    if constexpr (D == 1) {
+      return F::conv1d(x, weight, bias, options.stride(), padding, options.dilation(),
+                       options.groups());
+    } else {
+      return F::conv2d(x, weight, bias, options.stride(), padding, options.dilation(),
+                       options.groups());
+    }
+  };
+  const ConvPadding<D>& p = options.padding();
+  return p.is_mode() ? conv(p.mode()) : conv(p.values());
 }
 
-Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options(options) {
-  check_channels("Conv2d", options.in_channels(), options.out_channels(), options.groups(),
-                 options.padding_mode());
-  check_padding("Conv2d", options.padding(), options.stride());
-  weight = register_parameter(
-      "weight",
-      empty(conv_weight_shape(options.out_channels(), options.in_channels() / options.groups(),
-                              options.kernel_size())));
-  if (options.bias()) bias = register_parameter("bias", empty({options.out_channels()}));
-  reset_parameters();
+template <size_t D>
+void ConvNdImpl<D>::pretty_print(std::ostream& out) const {
+  print_conv<D>(out, name().c_str(), options, options.padding(), nullptr);
 }
 
-void Conv2dImpl::reset_parameters() { reset_conv(weight, bias); }
-
-Tensor Conv2dImpl::forward(const Tensor& x) {
-  const ConvPadding<2>& p = options.padding();
-  if (p.is_mode()) {
-    return F::conv2d(x, weight, bias, options.stride(), p.mode(), options.dilation(),
-                     options.groups());
-  }
-  return F::conv2d(x, weight, bias, options.stride(), p.values(), options.dilation(),
-                   options.groups());
-}
-
-void Conv2dImpl::pretty_print(std::ostream& out) const {
-  print_conv<2>(out, "Conv2d", options, options.padding(), nullptr);
-}
+template class ConvNdImpl<1>;
+template class ConvNdImpl<2>;
 
 // ---- ConvTranspose2d ----------------------------------------------------------------------------
 

@@ -4,12 +4,12 @@
 #include <limits>
 #include <ostream>
 
+#include "core/tensor_util.h"
 #include "ember/nn/functional/activation.h"
 #include "ember/nn/functional/norm.h"
 #include "ember/nn/init.h"
 #include "ember/ops.h"
 #include "nn/modules/repr.h"
-#include "ops/op_utils.h"
 
 namespace ember::nn {
 

@@ -67,38 +67,30 @@ struct ConvTranspose2dOptions {
   EMBER_ARG(std::string, padding_mode) = "zeros";
 };
 
-// Weight (out, in / groups, *kernel) kaiming_uniform_(a = sqrt(5)), bias uniform on
-// +-1/sqrt(fan_in), as PyTorch.
-class Conv1dImpl : public Module {
+// Conv1d (D = 1) and Conv2d (D = 2). Weight (out, in / groups, *kernel) kaiming_uniform_(a =
+// sqrt(5)), bias uniform on +-1/sqrt(fan_in), as PyTorch.
+template <size_t D>
+class ConvNdImpl : public Module {
  public:
-  Conv1dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
-      : Conv1dImpl(Conv1dOptions(in_channels, out_channels, kernel_size)) {}
-  explicit Conv1dImpl(const Conv1dOptions& options);
-  // (N, in, L) or (in, L) -> (N, out, L_out)
+  ConvNdImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
+      : ConvNdImpl(ConvOptions<D>(in_channels, out_channels, kernel_size)) {}
+  explicit ConvNdImpl(const ConvOptions<D>& options);
+  // (N, in, *spatial) or (in, *spatial) -> (N, out, *spatial_out): (N, out, L_out) for Conv1d,
+  // (N, out, H_out, W_out) for Conv2d.
   Tensor forward(const Tensor& x);
   void reset_parameters();
   void pretty_print(std::ostream& out) const override;
 
-  Conv1dOptions options;
+  ConvOptions<D> options;
   Tensor weight;
   Tensor bias;
 };
+extern template class ConvNdImpl<1>;
+extern template class ConvNdImpl<2>;
+
+using Conv1dImpl = ConvNdImpl<1>;
 EMBER_MODULE(Conv1d);
-
-class Conv2dImpl : public Module {
- public:
-  Conv2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
-      : Conv2dImpl(Conv2dOptions(in_channels, out_channels, kernel_size)) {}
-  explicit Conv2dImpl(const Conv2dOptions& options);
-  // (N, in, H, W) or (in, H, W) -> (N, out, H_out, W_out)
-  Tensor forward(const Tensor& x);
-  void reset_parameters();
-  void pretty_print(std::ostream& out) const override;
-
-  Conv2dOptions options;
-  Tensor weight;
-  Tensor bias;
-};
+using Conv2dImpl = ConvNdImpl<2>;
 EMBER_MODULE(Conv2d);
 
 // Weight (in, out / groups, kH, kW).

@@ -1,8 +1,9 @@
-// Maps a device type to its backend.
+// Maps a device type to its backend, and gives core the allocator of a device.
 #include <atomic>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "core/tensor_util.h"
 #include "ember/cuda.h"
 
 namespace ember {
@@ -37,6 +38,11 @@ Backend& backend(DeviceType type) {
 Backend* cuda_backend_if_present() {
   Backend* b = g_cuda_backend.load(std::memory_order_acquire);
   return b != nullptr ? b : builtin_cuda_backend();
+}
+
+// Declared by core (core/tensor_util.h) for make_empty.
+Allocator& device_allocator(Device device, bool pinned) {
+  return backend(device).allocator(device, pinned);
 }
 
 void register_backend(DeviceType type, Backend* b) {
