@@ -1,5 +1,6 @@
-// Element-wise math written once for host and device (EMBER_HD). Backends instantiate these
-// through visit_unary / visit_binary / visit_ternary; adding an op here adds it everywhere.
+// Element-wise ops: the op table's enums, dispatch and dtype support (generated from
+// elementwise_ops.def), and the math written once for host and device (EMBER_HD). Backends
+// instantiate the functors through visit_unary / visit_binary / visit_ternary.
 #pragma once
 
 #include <cmath>
@@ -11,76 +12,166 @@
 
 namespace ember {
 
+// ---- the op table (elementwise_ops.def) ---------------------------------------------------------
+
+// Which dtypes an op takes (the `dtypes` column). The op layer promotes or rejects every other
+// dtype before a backend sees it, and kernels are compiled for exactly the dtypes admitted.
+enum class DTypeClass : uint8_t {
+  Float,        // every dtype; integers and bool promote to the default float dtype (exp, atan2)
+  FloatOnly,    // floating dtypes; integers and bool are rejected (activations)
+  Numeric,      // every dtype but bool (neg, abs, relu)
+  Any,          // every dtype
+  Division,     // every dtype; an integer divisor of zero raises (fmod, remainder, div modes)
+  Integral,     // integers and bool (bitwise and, or, xor, not)
+  IntegerOnly,  // integers, not bool (shifts)
+};
+
+// How an op's gradient is defined (the `derivative` column).
+enum class Grad : uint8_t {
+  Formula,  // EMBER_GRAD: a formula per input
+  Zero,     // EMBER_ZERO_GRAD: piecewise constant, the gradient is zero
+  None,     // EMBER_NO_GRAD: not differentiable (bool or integer results), no node
+};
+
+// What an op's autograd node keeps for its backward.
+enum class Saved : uint8_t { Nothing, Inputs, Output, InputsAndOutput };
+
+// One row of the table as data, for the op layer, autograd and the tests that enumerate ops.
+struct ElementwiseOpInfo {
+  const char* name;  // PyTorch's name (with a variant suffix); also the op harness case's name
+  DTypeClass dtypes;
+  bool returns_bool;
+  Grad grad;
+  const char* node;  // the autograd node's name; nullptr when not differentiable
+  Saved saved;
+};
+
 enum class UnaryOp : uint8_t {
-  Neg,
-  Abs,
-  Sign,
-  Exp,
-  Exp2,
-  Log,
-  Log2,
-  Log1p,
-  Expm1,
-  Sqrt,
-  Rsqrt,
-  Reciprocal,
-  Sin,
-  Cos,
-  Tan,
-  Tanh,
-  Sigmoid,
-  Erf,
-  Relu,
-  Gelu,
-  GeluTanh,
-  Silu,
-  Softplus,
-  Elu,
-  LeakyRelu,
-  Floor,
-  Ceil,
-  Round,
-  Trunc,
-  LogicalNot,
-  BitwiseNot,
-  IsNan,
-  IsInf,
-  IsFinite,
-  Clamp,
-  PowScalar,
+#define EMBER_UNARY_OP(Enum, ...) Enum,
+#include "kernels/elementwise_ops.def"
 };
 
 enum class BinaryOp : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  DivTrunc,
-  DivFloor,
-  Pow,
-  Maximum,
-  Minimum,
-  Fmod,
-  Remainder,
-  Atan2,
-  ReluBackward,  // (grad, result) -> grad where result > 0, else 0: ReLU's derivative in one pass
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  LogicalAnd,
-  LogicalOr,
-  LogicalXor,
-  BitAnd,
-  BitOr,
-  BitXor,
-  Shl,
-  Shr,
+#define EMBER_BINARY_OP(Enum, ...) Enum,
+#include "kernels/elementwise_ops.def"
 };
 
-enum class TernaryOp : uint8_t { Where, Lerp, Addcmul, Addcdiv, Clamp };
+enum class TernaryOp : uint8_t {
+#define EMBER_TERNARY_OP(Enum, ...) Enum,
+#include "kernels/elementwise_ops.def"
+};
+
+// Every op of each family, in table order.
+inline constexpr UnaryOp kUnaryOps[] = {
+#define EMBER_UNARY_OP(Enum, ...) UnaryOp::Enum,
+#include "kernels/elementwise_ops.def"
+};
+inline constexpr BinaryOp kBinaryOps[] = {
+#define EMBER_BINARY_OP(Enum, ...) BinaryOp::Enum,
+#include "kernels/elementwise_ops.def"
+};
+inline constexpr TernaryOp kTernaryOps[] = {
+#define EMBER_TERNARY_OP(Enum, ...) TernaryOp::Enum,
+#include "kernels/elementwise_ops.def"
+};
+
+// op_info(op): the op's row; the derivative column becomes (grad, node, saved).
+#define EMBER_OP_RESULT_Same false
+#define EMBER_OP_RESULT_Bool true
+#define EMBER_OP_INFO(Family, Enum, name, dtypes, result, ...) \
+  case Family::Enum:                                           \
+    return {#name, DTypeClass::dtypes, EMBER_OP_RESULT_##result, __VA_ARGS__};
+constexpr ElementwiseOpInfo kUnknownOp = {"unknown",  DTypeClass::Any, false,
+                                          Grad::None, nullptr,         Saved::Nothing};
+
+constexpr ElementwiseOpInfo op_info(UnaryOp op) {
+  switch (op) {
+#define EMBER_GRAD(node, saved, ...) Grad::Formula, node, Saved::saved
+#define EMBER_ZERO_GRAD(node) Grad::Zero, node, Saved::Nothing
+#define EMBER_NO_GRAD Grad::None, nullptr, Saved::Nothing
+#define EMBER_UNARY_OP(Enum, name, dtypes, result, api, derivative) \
+  EMBER_OP_INFO(UnaryOp, Enum, name, dtypes, result, derivative)
+#include "kernels/elementwise_ops.def"
+  }
+  return kUnknownOp;
+}
+constexpr ElementwiseOpInfo op_info(BinaryOp op) {
+  switch (op) {
+#define EMBER_GRAD(node, saved, ...) Grad::Formula, node, Saved::saved
+#define EMBER_ZERO_GRAD(node) Grad::Zero, node, Saved::Nothing
+#define EMBER_NO_GRAD Grad::None, nullptr, Saved::Nothing
+#define EMBER_BINARY_OP(Enum, name, dtypes, result, api, derivative) \
+  EMBER_OP_INFO(BinaryOp, Enum, name, dtypes, result, derivative)
+#include "kernels/elementwise_ops.def"
+  }
+  return kUnknownOp;
+}
+constexpr ElementwiseOpInfo op_info(TernaryOp op) {
+  switch (op) {
+#define EMBER_GRAD(node, saved, ...) Grad::Formula, node, Saved::saved
+#define EMBER_ZERO_GRAD(node) Grad::Zero, node, Saved::Nothing
+#define EMBER_NO_GRAD Grad::None, nullptr, Saved::Nothing
+#define EMBER_TERNARY_OP(Enum, name, dtypes, result, api, derivative) \
+  EMBER_OP_INFO(TernaryOp, Enum, name, dtypes, result, derivative)
+#include "kernels/elementwise_ops.def"
+  }
+  return kUnknownOp;
+}
+#undef EMBER_OP_INFO
+#undef EMBER_OP_RESULT_Same
+#undef EMBER_OP_RESULT_Bool
+
+// Ops whose result is bool whatever the input dtype.
+constexpr bool returns_bool(UnaryOp op) { return op_info(op).returns_bool; }
+constexpr bool returns_bool(BinaryOp op) { return op_info(op).returns_bool; }
+constexpr bool returns_bool(TernaryOp op) { return op_info(op).returns_bool; }
+
+// Whether a dtype class admits compute type T (16-bit floats compute in float).
+template <class T>
+constexpr bool admits(DTypeClass c) {
+  constexpr bool fp = std::is_floating_point_v<T>, boolean = std::is_same_v<T, bool>;
+  switch (c) {
+    case DTypeClass::Float:
+    case DTypeClass::FloatOnly:
+      return fp;
+    case DTypeClass::Numeric:
+      return !boolean;
+    case DTypeClass::Integral:
+      return !fp;
+    case DTypeClass::IntegerOnly:
+      return !fp && !boolean;
+    case DTypeClass::Any:
+    case DTypeClass::Division:
+      return true;
+  }
+  return false;
+}
+
+// Which (op, compute type) pairs a kernel is instantiated for: the op's dtype class decides.
+template <UnaryOp Op, class T>
+inline constexpr bool unary_supports = admits<T>(op_info(Op).dtypes);
+template <BinaryOp Op, class T>
+inline constexpr bool binary_supports = admits<T>(op_info(Op).dtypes);
+template <TernaryOp Op, class T>
+inline constexpr bool ternary_supports = admits<T>(op_info(Op).dtypes);
+
+// A row without a gradient must have no floating result, and a row with one must have one.
+constexpr bool grad_matches_result(const ElementwiseOpInfo& i) {
+  const bool integer_result =
+      i.returns_bool || i.dtypes == DTypeClass::Integral || i.dtypes == DTypeClass::IntegerOnly;
+  return (i.grad == Grad::None) == integer_result && (i.grad == Grad::None) == (i.node == nullptr);
+}
+template <class Op, size_t N>
+constexpr bool table_is_consistent(const Op (&ops)[N]) {
+  for (Op op : ops) {
+    if (!grad_matches_result(op_info(op))) return false;
+  }
+  return true;
+}
+static_assert(table_is_consistent(kUnaryOps) && table_is_consistent(kBinaryOps) &&
+                  table_is_consistent(kTernaryOps),
+              "elementwise_ops.def: EMBER_NO_GRAD is for ops with bool or integer results only, "
+              "and every other row needs EMBER_GRAD or EMBER_ZERO_GRAD");
 
 // Op parameters: alpha of add/sub, slopes, softplus beta/threshold, clamp bounds, addcmul value.
 struct ElementwiseParams {
@@ -89,38 +180,6 @@ struct ElementwiseParams {
   bool has_a = true;  // clamp: whether min (a) / max (b) were given
   bool has_b = true;
 };
-
-// Ops whose result is bool whatever the input dtype.
-EMBER_HD constexpr bool returns_bool(UnaryOp op) {
-  return op == UnaryOp::LogicalNot || op == UnaryOp::IsNan || op == UnaryOp::IsInf ||
-         op == UnaryOp::IsFinite;
-}
-EMBER_HD constexpr bool returns_bool(BinaryOp op) {
-  return op == BinaryOp::Eq || op == BinaryOp::Ne || op == BinaryOp::Lt || op == BinaryOp::Le ||
-         op == BinaryOp::Gt || op == BinaryOp::Ge || op == BinaryOp::LogicalAnd ||
-         op == BinaryOp::LogicalOr || op == BinaryOp::LogicalXor;
-}
-
-// Which (op, compute type) pairs a kernel is instantiated for; the op layer promotes or rejects
-// everything else before a backend sees it.
-template <UnaryOp Op, class T>
-inline constexpr bool unary_supports =
-    (Op >= UnaryOp::Exp && Op <= UnaryOp::Erf) || (Op >= UnaryOp::Gelu && Op <= UnaryOp::LeakyRelu)
-        ? std::is_floating_point_v<T>
-        : (Op == UnaryOp::BitwiseNot ? !std::is_floating_point_v<T> : true);
-
-template <BinaryOp Op, class T>
-inline constexpr bool binary_supports =
-    (Op == BinaryOp::Div || Op == BinaryOp::Atan2 || Op == BinaryOp::ReluBackward)
-        ? std::is_floating_point_v<T>
-        : (Op >= BinaryOp::BitAnd ? !std::is_floating_point_v<T> &&
-                                        (Op <= BinaryOp::BitXor || !std::is_same_v<T, bool>)
-                                  : true);
-
-template <TernaryOp Op, class T>
-inline constexpr bool ternary_supports =
-    Op == TernaryOp::Addcdiv || Op == TernaryOp::Lerp ? std::is_floating_point_v<T>
-                                                      : Op != TernaryOp::Where;
 
 namespace ew {
 
@@ -301,6 +360,8 @@ EMBER_HD inline auto unary(T x, const ElementwiseParams& p) {
       }
       return r;
     }
+  } else {
+    static_assert(sizeof(T) == 0, "ew::unary: a UnaryOp of elementwise_ops.def has no branch");
   }
 }
 
@@ -410,8 +471,6 @@ EMBER_HD inline auto binary(T a, T b, const ElementwiseParams& p) {
     return static_cast<bool>(a) || static_cast<bool>(b);
   } else if constexpr (Op == BinaryOp::LogicalXor) {
     return static_cast<bool>(a) != static_cast<bool>(b);
-  } else if constexpr (fp) {
-    return a;  // bitwise ops on floats are rejected by the op layer
   } else if constexpr (Op == BinaryOp::BitAnd) {
     return static_cast<T>(a & b);
   } else if constexpr (Op == BinaryOp::BitOr) {
@@ -426,10 +485,12 @@ EMBER_HD inline auto binary(T a, T b, const ElementwiseParams& p) {
     constexpr int bits = sizeof(T) * 8;
     if (b < 0 || b >= bits) return static_cast<T>(a < 0 ? -1 : 0);
     return static_cast<T>(a >> b);
+  } else {
+    static_assert(sizeof(T) == 0, "ew::binary: a BinaryOp of elementwise_ops.def has no branch");
   }
 }
 
-// Where takes a bool condition as its first operand and two values.
+// Three operands of one compute type (where, with its bool condition, is ew::where below).
 template <TernaryOp Op, class T>
 EMBER_HD inline T ternary(T x, T y, T z, const ElementwiseParams& p) {
   if constexpr (Op == TernaryOp::Lerp) {  // x + z * (y - x), stable at both ends
@@ -453,7 +514,7 @@ EMBER_HD inline T ternary(T x, T y, T z, const ElementwiseParams& p) {
     if (p.has_b && r > z) r = z;
     return r;
   } else {
-    return x;
+    static_assert(sizeof(T) == 0, "ew::ternary: a TernaryOp of elementwise_ops.def has no branch");
   }
 }
 
@@ -465,65 +526,37 @@ EMBER_HD inline T where(bool c, T a, T b) {
 }  // namespace ew
 
 // visit_*(op, fn): calls fn(std::integral_constant<Op, op>{}) so backends get a compile-time op.
-#define EMBER_OP_CASE(Enum, Name) \
-  case Enum::Name:                \
-    return fn(std::integral_constant<Enum, Enum::Name>{});
-
 template <class Fn>
 decltype(auto) visit_unary(UnaryOp op, Fn&& fn) {
-  // clang-format off
   switch (op) {
-    EMBER_OP_CASE(UnaryOp, Neg) EMBER_OP_CASE(UnaryOp, Abs) EMBER_OP_CASE(UnaryOp, Sign)
-    EMBER_OP_CASE(UnaryOp, Exp) EMBER_OP_CASE(UnaryOp, Exp2) EMBER_OP_CASE(UnaryOp, Log)
-    EMBER_OP_CASE(UnaryOp, Log2) EMBER_OP_CASE(UnaryOp, Log1p) EMBER_OP_CASE(UnaryOp, Expm1)
-    EMBER_OP_CASE(UnaryOp, Sqrt) EMBER_OP_CASE(UnaryOp, Rsqrt) EMBER_OP_CASE(UnaryOp, Reciprocal)
-    EMBER_OP_CASE(UnaryOp, Sin) EMBER_OP_CASE(UnaryOp, Cos) EMBER_OP_CASE(UnaryOp, Tan)
-    EMBER_OP_CASE(UnaryOp, Tanh) EMBER_OP_CASE(UnaryOp, Sigmoid) EMBER_OP_CASE(UnaryOp, Erf)
-    EMBER_OP_CASE(UnaryOp, Relu) EMBER_OP_CASE(UnaryOp, Gelu) EMBER_OP_CASE(UnaryOp, GeluTanh)
-    EMBER_OP_CASE(UnaryOp, Silu) EMBER_OP_CASE(UnaryOp, Softplus) EMBER_OP_CASE(UnaryOp, Elu)
-    EMBER_OP_CASE(UnaryOp, LeakyRelu) EMBER_OP_CASE(UnaryOp, Floor) EMBER_OP_CASE(UnaryOp, Ceil)
-    EMBER_OP_CASE(UnaryOp, Round) EMBER_OP_CASE(UnaryOp, Trunc)
-    EMBER_OP_CASE(UnaryOp, LogicalNot) EMBER_OP_CASE(UnaryOp, BitwiseNot)
-    EMBER_OP_CASE(UnaryOp, IsNan) EMBER_OP_CASE(UnaryOp, IsInf) EMBER_OP_CASE(UnaryOp, IsFinite)
-    EMBER_OP_CASE(UnaryOp, Clamp) EMBER_OP_CASE(UnaryOp, PowScalar)
+#define EMBER_UNARY_OP(Enum, ...) \
+  case UnaryOp::Enum:             \
+    return fn(std::integral_constant<UnaryOp, UnaryOp::Enum>{});
+#include "kernels/elementwise_ops.def"
   }
-  // clang-format on
-  return fn(std::integral_constant<UnaryOp, UnaryOp::Neg>{});
+  return fn(std::integral_constant<UnaryOp, kUnaryOps[0]>{});
 }
 
 template <class Fn>
 decltype(auto) visit_binary(BinaryOp op, Fn&& fn) {
-  // clang-format off
   switch (op) {
-    EMBER_OP_CASE(BinaryOp, Add) EMBER_OP_CASE(BinaryOp, Sub) EMBER_OP_CASE(BinaryOp, Mul)
-    EMBER_OP_CASE(BinaryOp, Div) EMBER_OP_CASE(BinaryOp, DivTrunc)
-    EMBER_OP_CASE(BinaryOp, DivFloor) EMBER_OP_CASE(BinaryOp, Pow)
-    EMBER_OP_CASE(BinaryOp, Maximum) EMBER_OP_CASE(BinaryOp, Minimum)
-    EMBER_OP_CASE(BinaryOp, Fmod) EMBER_OP_CASE(BinaryOp, Remainder)
-    EMBER_OP_CASE(BinaryOp, Atan2) EMBER_OP_CASE(BinaryOp, ReluBackward)
-    EMBER_OP_CASE(BinaryOp, Eq) EMBER_OP_CASE(BinaryOp, Ne)
-    EMBER_OP_CASE(BinaryOp, Lt) EMBER_OP_CASE(BinaryOp, Le) EMBER_OP_CASE(BinaryOp, Gt)
-    EMBER_OP_CASE(BinaryOp, Ge) EMBER_OP_CASE(BinaryOp, LogicalAnd)
-    EMBER_OP_CASE(BinaryOp, LogicalOr) EMBER_OP_CASE(BinaryOp, LogicalXor)
-    EMBER_OP_CASE(BinaryOp, BitAnd) EMBER_OP_CASE(BinaryOp, BitOr)
-    EMBER_OP_CASE(BinaryOp, BitXor) EMBER_OP_CASE(BinaryOp, Shl) EMBER_OP_CASE(BinaryOp, Shr)
+#define EMBER_BINARY_OP(Enum, ...) \
+  case BinaryOp::Enum:             \
+    return fn(std::integral_constant<BinaryOp, BinaryOp::Enum>{});
+#include "kernels/elementwise_ops.def"
   }
-  // clang-format on
-  return fn(std::integral_constant<BinaryOp, BinaryOp::Add>{});
+  return fn(std::integral_constant<BinaryOp, kBinaryOps[0]>{});
 }
 
 template <class Fn>
 decltype(auto) visit_ternary(TernaryOp op, Fn&& fn) {
-  // clang-format off
   switch (op) {
-    EMBER_OP_CASE(TernaryOp, Where) EMBER_OP_CASE(TernaryOp, Lerp)
-    EMBER_OP_CASE(TernaryOp, Addcmul) EMBER_OP_CASE(TernaryOp, Addcdiv)
-    EMBER_OP_CASE(TernaryOp, Clamp)
+#define EMBER_TERNARY_OP(Enum, ...) \
+  case TernaryOp::Enum:             \
+    return fn(std::integral_constant<TernaryOp, TernaryOp::Enum>{});
+#include "kernels/elementwise_ops.def"
   }
-  // clang-format on
-  return fn(std::integral_constant<TernaryOp, TernaryOp::Where>{});
+  return fn(std::integral_constant<TernaryOp, kTernaryOps[0]>{});
 }
-
-#undef EMBER_OP_CASE
 
 }  // namespace ember

@@ -57,46 +57,53 @@ DType result_type(const Tensor& a, Scalar b) {
   return s.result();
 }
 
-// ---- unary --------------------------------------------------------------------------------------
+// ---- dtype classes ------------------------------------------------------------------------------
 
 namespace {
-
-enum class UnaryKind {
-  Float,        // integers and bool are promoted to the default float dtype (exp, sin, ...)
-  FloatOnly,    // integers rejected (activations)
-  Numeric,      // any dtype but bool (neg, abs, relu)
-  Any,          // every dtype (sign, floor on integers is the identity)
-  IntegerOnly,  // integers and bool (bitwise_not)
-  Predicate,    // every dtype, bool result
-};
 
 [[noreturn]] void dtype_error(const char* op, DType t) {
   throw TypeError(op_prefix(op) + "not implemented for dtype " + std::string(dtype_name(t)));
 }
 
-// The dtype the kernel computes in for an input of dtype t.
-DType unary_compute_dtype(const char* op, UnaryKind kind, DType t) {
-  switch (kind) {
-    case UnaryKind::Float:
+// The dtype the kernel computes in when the operands' common dtype is t (the op table's dtypes
+// column); the kernels exist for exactly these.
+DType compute_dtype(const char* op, DTypeClass dtypes, DType t) {
+  switch (dtypes) {
+    case DTypeClass::Float:
       return is_floating_point(t) ? t : default_dtype();
-    case UnaryKind::FloatOnly:
+    case DTypeClass::FloatOnly:
       if (!is_floating_point(t)) dtype_error(op, t);
       return t;
-    case UnaryKind::Numeric:
+    case DTypeClass::Numeric:
       if (t == kBool) dtype_error(op, t);
       return t;
-    case UnaryKind::IntegerOnly:
+    case DTypeClass::Integral:
       if (is_floating_point(t)) dtype_error(op, t);
       return t;
-    default:
+    case DTypeClass::IntegerOnly:
+      if (is_floating_point(t) || t == kBool) dtype_error(op, t);
+      return t;
+    case DTypeClass::Any:
+    case DTypeClass::Division:
       return t;
   }
+  return t;
 }
 
-Tensor unary_op(const char* name, UnaryOp op, UnaryKind kind, const Tensor& x,
-                ElementwiseParams p = {}) {
+// Whether an op's derivative reads its inputs: in place, autograd then hands it a clone of self.
+bool grad_reads_inputs(const ElementwiseOpInfo& info) {
+  return info.saved == Saved::Inputs || info.saved == Saved::InputsAndOutput;
+}
+
+}  // namespace
+
+// ---- unary --------------------------------------------------------------------------------------
+
+namespace {
+
+Tensor unary_op(const char* name, UnaryOp op, const Tensor& x, ElementwiseParams p = {}) {
   if (!x.defined()) throw ValueError(op_prefix(name) + "the input tensor is undefined");
-  DType ct = unary_compute_dtype(name, kind, x.dtype());
+  DType ct = compute_dtype(name, op_info(op).dtypes, x.dtype());
   DType out_t = returns_bool(op) ? kBool : ct;
   Tensor in = to_operand(x, ct, x.device());
   Tensor out = make_empty(x.sizes(), out_t, x.device(), false, name);
@@ -105,9 +112,8 @@ Tensor unary_op(const char* name, UnaryOp op, UnaryKind kind, const Tensor& x,
   return out;
 }
 
-Tensor& unary_inplace(const char* name, UnaryOp op, UnaryKind kind, Tensor& x,
-                      ElementwiseParams p = {}) {
-  DType ct = unary_compute_dtype(name, kind, x.dtype());
+Tensor& unary_inplace(const char* name, UnaryOp op, Tensor& x, ElementwiseParams p = {}) {
+  DType ct = compute_dtype(name, op_info(op).dtypes, x.dtype());
   if (ct != x.dtype()) {
     throw TypeError(op_prefix(name) + "result type " + std::string(dtype_name(ct)) +
                     " can't be cast to the desired output type " +
@@ -119,77 +125,40 @@ Tensor& unary_inplace(const char* name, UnaryOp op, UnaryKind kind, Tensor& x,
         if (x.storage()) x.storage()->bump_version();
         if (x.numel() > 0) backend(x.device()).unary(op, x, x, p);
       },
-      [&](const Tensor& s) { return unary_op(name, op, kind, s, p); },
-      op == UnaryOp::Abs || op == UnaryOp::Log);
+      [&](const Tensor& s) { return unary_op(name, op, s, p); }, grad_reads_inputs(op_info(op)));
 }
 
 }  // namespace
 
-#define EMBER_UNARY(fn, Op, Kind) \
-  Tensor fn(const Tensor& x) { return unary_op(#fn, UnaryOp::Op, UnaryKind::Kind, x); }
-EMBER_UNARY(neg, Neg, Numeric)
-EMBER_UNARY(abs, Abs, Numeric)
-EMBER_UNARY(sign, Sign, Any)
-EMBER_UNARY(exp, Exp, Float)
-EMBER_UNARY(exp2, Exp2, Float)
-EMBER_UNARY(log, Log, Float)
-EMBER_UNARY(log2, Log2, Float)
-EMBER_UNARY(log1p, Log1p, Float)
-EMBER_UNARY(expm1, Expm1, Float)
-EMBER_UNARY(sqrt, Sqrt, Float)
-EMBER_UNARY(rsqrt, Rsqrt, Float)
-EMBER_UNARY(reciprocal, Reciprocal, Float)
-EMBER_UNARY(sin, Sin, Float)
-EMBER_UNARY(cos, Cos, Float)
-EMBER_UNARY(tan, Tan, Float)
-EMBER_UNARY(tanh, Tanh, Float)
-EMBER_UNARY(sigmoid, Sigmoid, Float)
-EMBER_UNARY(erf, Erf, Float)
-EMBER_UNARY(relu, Relu, Numeric)
-EMBER_UNARY(silu, Silu, FloatOnly)
-EMBER_UNARY(floor, Floor, Numeric)
-EMBER_UNARY(ceil, Ceil, Numeric)
-EMBER_UNARY(round, Round, Numeric)
-EMBER_UNARY(trunc, Trunc, Numeric)
-EMBER_UNARY(logical_not, LogicalNot, Predicate)
-EMBER_UNARY(bitwise_not, BitwiseNot, IntegerOnly)
-EMBER_UNARY(isnan, IsNan, Predicate)
-EMBER_UNARY(isinf, IsInf, Predicate)
-EMBER_UNARY(isfinite, IsFinite, Predicate)
-#undef EMBER_UNARY
+// The public function of every row whose api is Fn: `Tensor name(const Tensor& x)`.
+#define EMBER_UNARY_API_Fn(Enum, name) \
+  Tensor name(const Tensor& x) { return unary_op(#name, UnaryOp::Enum, x); }
+#define EMBER_UNARY_API_Custom(Enum, name)
+#define EMBER_UNARY_OP(Enum, name, dtypes, result, api, derivative) \
+  EMBER_UNARY_API_##api(Enum, name)
+#include "kernels/elementwise_ops.def"
+#undef EMBER_UNARY_API_Fn
+#undef EMBER_UNARY_API_Custom
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
-  if (approximate == "none") return unary_op("gelu", UnaryOp::Gelu, UnaryKind::FloatOnly, x);
-  if (approximate == "tanh") return unary_op("gelu", UnaryOp::GeluTanh, UnaryKind::FloatOnly, x);
+  if (approximate == "none") return unary_op("gelu", UnaryOp::Gelu, x);
+  if (approximate == "tanh") return unary_op("gelu", UnaryOp::GeluTanh, x);
   throw ValueError("[gelu] approximate must be 'none' or 'tanh', got '" + approximate + "'");
 }
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
-  return unary_op("softplus", UnaryOp::Softplus, UnaryKind::FloatOnly, x, {beta, threshold});
+  return unary_op("softplus", UnaryOp::Softplus, x, {beta, threshold});
 }
 
-Tensor elu(const Tensor& x, double alpha) {
-  return unary_op("elu", UnaryOp::Elu, UnaryKind::FloatOnly, x, {alpha});
-}
+Tensor elu(const Tensor& x, double alpha) { return unary_op("elu", UnaryOp::Elu, x, {alpha}); }
 
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
-  return unary_op("leaky_relu", UnaryOp::LeakyRelu, UnaryKind::FloatOnly, x, {negative_slope});
+  return unary_op("leaky_relu", UnaryOp::LeakyRelu, x, {negative_slope});
 }
 
 // ---- binary -------------------------------------------------------------------------------------
 
 namespace {
-
-enum class BinaryKind {
-  Arith,    // result_type; bool allowed where meaningful
-  TrueDiv,  // integers promote to the default float dtype
-  Float,    // atan2: integers promote to float
-  Compare,  // bool result
-  Logical,  // bool result, any dtype
-  Bitwise,  // integers and bool only
-  Shift,    // integers only
-  Integer,  // fmod/remainder/floor-div: checks integer division by zero
-};
 
 struct BinaryPlan {
   DType compute;
@@ -198,26 +167,19 @@ struct BinaryPlan {
   Shape shape;
 };
 
-BinaryPlan plan_binary(const char* name, BinaryOp op, BinaryKind kind, const Tensor& a,
-                       const Tensor& b, DType common) {
+BinaryPlan plan_binary(const char* name, BinaryOp op, const Tensor& a, const Tensor& b,
+                       DType common) {
   BinaryPlan pl;
   pl.device = common_device(name, {&a, &b});
   pl.shape = broadcast_shapes(name, a.sizes(), b.sizes());
-  DType ct = common;
-  if ((kind == BinaryKind::TrueDiv || kind == BinaryKind::Float) && !is_floating_point(ct)) {
-    ct = default_dtype();
-  }
-  if ((kind == BinaryKind::Bitwise || kind == BinaryKind::Shift) && is_floating_point(ct)) {
-    dtype_error(name, ct);
-  }
-  if (kind == BinaryKind::Shift && ct == kBool) dtype_error(name, ct);
+  DType ct = compute_dtype(name, op_info(op).dtypes, common);
   if (op == BinaryOp::Sub && ct == kBool) {
     throw TypeError(op_prefix(name) +
                     "Subtraction, the `-` operator, with two bool tensors is not supported. "
                     "Use the `^` or `logical_xor()` operator instead.");
   }
   pl.compute = ct;
-  pl.out = (kind == BinaryKind::Compare || kind == BinaryKind::Logical) ? kBool : ct;
+  pl.out = returns_bool(op) ? kBool : ct;
   return pl;
 }
 
@@ -225,8 +187,7 @@ BinaryPlan plan_binary(const char* name, BinaryOp op, BinaryKind kind, const Ten
 bool any_true(const Tensor& mask) { return mask.numel() > 0 && mask.any().item<bool>(); }
 
 void check_integer_divisor(const char* name, BinaryOp op, DType ct, const Tensor& b) {
-  bool int_div = is_integral(ct, true) && (op == BinaryOp::DivTrunc || op == BinaryOp::DivFloor ||
-                                           op == BinaryOp::Fmod || op == BinaryOp::Remainder);
+  bool int_div = is_integral(ct, true) && op_info(op).dtypes == DTypeClass::Division;
   if (int_div && b.is_cpu() && b.numel() > 0 && any_true(eq(b, 0))) {
     throw ValueError(op_prefix(name) + "ZeroDivisionError: integer division by zero");
   }
@@ -253,28 +214,28 @@ Tensor binary_planned(const char* name, BinaryOp op, const BinaryPlan& pl, const
   return out;
 }
 
-Tensor binary_op(const char* name, BinaryOp op, BinaryKind kind, const Tensor& a, const Tensor& b,
+Tensor binary_op(const char* name, BinaryOp op, const Tensor& a, const Tensor& b,
                  ElementwiseParams p = {1.0}) {
   if (!a.defined() || !b.defined())
     throw ValueError(op_prefix(name) + "an input tensor is undefined");
-  BinaryPlan pl = plan_binary(name, op, kind, a, b, result_type(a, b));
+  BinaryPlan pl = plan_binary(name, op, a, b, result_type(a, b));
   return binary_planned(name, op, pl, a, b, p);
 }
 
-Tensor binary_op(const char* name, BinaryOp op, BinaryKind kind, const Tensor& a, Scalar s,
+Tensor binary_op(const char* name, BinaryOp op, const Tensor& a, Scalar s,
                  ElementwiseParams p = {1.0}) {
   if (!a.defined()) throw ValueError(op_prefix(name) + "the input tensor is undefined");
   DType common = result_type(a, s);
   Tensor b = scalar_tensor(s, TensorOptions().dtype(common).device(a.device()));
-  BinaryPlan pl = plan_binary(name, op, kind, a, b, common);
+  BinaryPlan pl = plan_binary(name, op, a, b, common);
   return binary_planned(name, op, pl, a, b, p);
 }
 
 // In place: self is the output; the broadcast shape must be self's and the result dtype must be
 // castable to self's dtype.
-Tensor& binary_inplace_raw(const char* name, BinaryOp op, BinaryKind kind, Tensor& self,
-                           const Tensor& other, DType common, ElementwiseParams p) {
-  BinaryPlan pl = plan_binary(name, op, kind, self, other, common);
+Tensor& binary_inplace_raw(const char* name, BinaryOp op, Tensor& self, const Tensor& other,
+                           DType common, ElementwiseParams p) {
+  BinaryPlan pl = plan_binary(name, op, self, other, common);
   if (pl.shape != self.sizes()) {
     throw ValueError(op_prefix(name) + "output with shape " + shape_str(self) +
                      " doesn't match the broadcast shape " + shape_str(pl.shape));
@@ -299,30 +260,27 @@ Tensor& binary_inplace_raw(const char* name, BinaryOp op, BinaryKind kind, Tenso
   return self;
 }
 
-// Formulas that read self's old value (mul_, div_, ...) get a clone of it under autograd.
-bool reads_self(BinaryOp op) { return op != BinaryOp::Add && op != BinaryOp::Sub; }
-
-Tensor& binary_inplace(const char* name, BinaryOp op, BinaryKind kind, Tensor& self,
-                       const Tensor& other, DType common, ElementwiseParams p) {
+Tensor& binary_inplace(const char* name, BinaryOp op, Tensor& self, const Tensor& other,
+                       DType common, ElementwiseParams p) {
   return autograd::inplace(
-      name, self, {&other}, [&] { binary_inplace_raw(name, op, kind, self, other, common, p); },
+      name, self, {&other}, [&] { binary_inplace_raw(name, op, self, other, common, p); },
       [&](const Tensor& s) {
-        BinaryPlan pl = plan_binary(name, op, kind, s, other, common);
+        BinaryPlan pl = plan_binary(name, op, s, other, common);
         return binary_planned(name, op, pl, s, other, p);
       },
-      reads_self(op));
+      grad_reads_inputs(op_info(op)));
 }
 
-Tensor& binary_inplace(const char* name, BinaryOp op, BinaryKind kind, Tensor& self,
-                       const Tensor& other, ElementwiseParams p = {1.0}) {
-  return binary_inplace(name, op, kind, self, other, result_type(self, other), p);
+Tensor& binary_inplace(const char* name, BinaryOp op, Tensor& self, const Tensor& other,
+                       ElementwiseParams p = {1.0}) {
+  return binary_inplace(name, op, self, other, result_type(self, other), p);
 }
 
-Tensor& binary_inplace(const char* name, BinaryOp op, BinaryKind kind, Tensor& self, Scalar s,
+Tensor& binary_inplace(const char* name, BinaryOp op, Tensor& self, Scalar s,
                        ElementwiseParams p = {1.0}) {
   DType common = result_type(self, s);
   Tensor b = scalar_tensor(s, TensorOptions().dtype(common).device(self.device()));
-  return binary_inplace(name, op, kind, self, b, common, p);
+  return binary_inplace(name, op, self, b, common, p);
 }
 
 BinaryOp div_op(const std::string& mode) {
@@ -332,10 +290,6 @@ BinaryOp div_op(const std::string& mode) {
   throw ValueError(
       "[div] expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + mode +
       "'");
-}
-
-BinaryKind div_kind(const std::string& mode) {
-  return mode.empty() ? BinaryKind::TrueDiv : BinaryKind::Integer;
 }
 
 void check_alpha(const char* name, DType t, Scalar alpha) {
@@ -350,45 +304,39 @@ void check_alpha(const char* name, DType t, Scalar alpha) {
 
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
   check_alpha("add", result_type(a, b), alpha);
-  return binary_op("add", BinaryOp::Add, BinaryKind::Arith, a, b, {alpha.to_double()});
+  return binary_op("add", BinaryOp::Add, a, b, {alpha.to_double()});
 }
 Tensor add(const Tensor& a, Scalar b, Scalar alpha) {
   check_alpha("add", result_type(a, b), alpha);
-  return binary_op("add", BinaryOp::Add, BinaryKind::Arith, a, b, {alpha.to_double()});
+  return binary_op("add", BinaryOp::Add, a, b, {alpha.to_double()});
 }
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
   check_alpha("sub", result_type(a, b), alpha);
-  return binary_op("sub", BinaryOp::Sub, BinaryKind::Arith, a, b, {alpha.to_double()});
+  return binary_op("sub", BinaryOp::Sub, a, b, {alpha.to_double()});
 }
 Tensor sub(const Tensor& a, Scalar b, Scalar alpha) {
   check_alpha("sub", result_type(a, b), alpha);
-  return binary_op("sub", BinaryOp::Sub, BinaryKind::Arith, a, b, {alpha.to_double()});
+  return binary_op("sub", BinaryOp::Sub, a, b, {alpha.to_double()});
 }
 Tensor rsub(const Tensor& a, Scalar b, Scalar alpha) {
   DType t = result_type(a, b);
   check_alpha("rsub", t, alpha);
   Tensor s = scalar_tensor(b, TensorOptions().dtype(t).device(a.device()));
-  return binary_op("rsub", BinaryOp::Sub, BinaryKind::Arith, s, a, {alpha.to_double()});
+  return binary_op("rsub", BinaryOp::Sub, s, a, {alpha.to_double()});
 }
-Tensor mul(const Tensor& a, const Tensor& b) {
-  return binary_op("mul", BinaryOp::Mul, BinaryKind::Arith, a, b);
-}
-Tensor mul(const Tensor& a, Scalar b) {
-  return binary_op("mul", BinaryOp::Mul, BinaryKind::Arith, a, b);
-}
+Tensor mul(const Tensor& a, const Tensor& b) { return binary_op("mul", BinaryOp::Mul, a, b); }
+Tensor mul(const Tensor& a, Scalar b) { return binary_op("mul", BinaryOp::Mul, a, b); }
 Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {
-  return binary_op("div", div_op(mode), div_kind(mode), a, b);
+  return binary_op("div", div_op(mode), a, b);
 }
 Tensor div(const Tensor& a, Scalar b, const std::string& mode) {
-  return binary_op("div", div_op(mode), div_kind(mode), a, b);
+  return binary_op("div", div_op(mode), a, b);
 }
 Tensor div(Scalar a, const Tensor& b, const std::string& mode) {
   Tensor s = scalar_tensor(a, TensorOptions().dtype(result_type(b, a)).device(b.device()));
-  return binary_op("div", div_op(mode), div_kind(mode), s, b);
+  return binary_op("div", div_op(mode), s, b);
 }
-Tensor pow(const Tensor& a, const Tensor& b) {
-  return binary_op("pow", BinaryOp::Pow, BinaryKind::Arith, a, b);
-}
+Tensor pow(const Tensor& a, const Tensor& b) { return binary_op("pow", BinaryOp::Pow, a, b); }
 Tensor pow(const Tensor& a, Scalar e) {
   DType t = result_type(a, e);
   if (!is_floating_point(t) && e.to_long() < 0) {
@@ -403,58 +351,24 @@ Tensor pow(const Tensor& a, Scalar e) {
 }
 Tensor pow(Scalar a, const Tensor& b) {
   Tensor s = scalar_tensor(a, TensorOptions().dtype(result_type(b, a)).device(b.device()));
-  return binary_op("pow", BinaryOp::Pow, BinaryKind::Arith, s, b);
-}
-Tensor maximum(const Tensor& a, const Tensor& b) {
-  return binary_op("maximum", BinaryOp::Maximum, BinaryKind::Arith, a, b);
-}
-Tensor minimum(const Tensor& a, const Tensor& b) {
-  return binary_op("minimum", BinaryOp::Minimum, BinaryKind::Arith, a, b);
-}
-Tensor fmod(const Tensor& a, const Tensor& b) {
-  return binary_op("fmod", BinaryOp::Fmod, BinaryKind::Integer, a, b);
-}
-Tensor fmod(const Tensor& a, Scalar b) {
-  return binary_op("fmod", BinaryOp::Fmod, BinaryKind::Integer, a, b);
-}
-Tensor remainder(const Tensor& a, const Tensor& b) {
-  return binary_op("remainder", BinaryOp::Remainder, BinaryKind::Integer, a, b);
-}
-Tensor remainder(const Tensor& a, Scalar b) {
-  return binary_op("remainder", BinaryOp::Remainder, BinaryKind::Integer, a, b);
-}
-Tensor atan2(const Tensor& a, const Tensor& b) {
-  return binary_op("atan2", BinaryOp::Atan2, BinaryKind::Float, a, b);
-}
-Tensor relu_backward(const Tensor& grad, const Tensor& result) {
-  return binary_op("relu_backward", BinaryOp::ReluBackward, BinaryKind::Float, grad, result);
+  return binary_op("pow", BinaryOp::Pow, s, b);
 }
 
-#define EMBER_BINARY(fn, Op, Kind)                               \
-  Tensor fn(const Tensor& a, const Tensor& b) {                  \
-    return binary_op(#fn, BinaryOp::Op, BinaryKind::Kind, a, b); \
+// The public functions of every row whose api is Fn (`Tensor name(const Tensor&, const Tensor&)`)
+// or FnScalar (also `Tensor name(const Tensor&, Scalar)`).
+#define EMBER_BINARY_API_Fn(Enum, name) \
+  Tensor name(const Tensor& a, const Tensor& b) { return binary_op(#name, BinaryOp::Enum, a, b); }
+#define EMBER_BINARY_API_FnScalar(Enum, name)                              \
+  EMBER_BINARY_API_Fn(Enum, name) Tensor name(const Tensor& a, Scalar b) { \
+    return binary_op(#name, BinaryOp::Enum, a, b);                         \
   }
-#define EMBER_BINARY_SCALAR(fn, Op, Kind)                        \
-  EMBER_BINARY(fn, Op, Kind)                                     \
-  Tensor fn(const Tensor& a, Scalar b) {                         \
-    return binary_op(#fn, BinaryOp::Op, BinaryKind::Kind, a, b); \
-  }
-EMBER_BINARY_SCALAR(eq, Eq, Compare)
-EMBER_BINARY_SCALAR(ne, Ne, Compare)
-EMBER_BINARY_SCALAR(lt, Lt, Compare)
-EMBER_BINARY_SCALAR(le, Le, Compare)
-EMBER_BINARY_SCALAR(gt, Gt, Compare)
-EMBER_BINARY_SCALAR(ge, Ge, Compare)
-EMBER_BINARY(logical_and, LogicalAnd, Logical)
-EMBER_BINARY(logical_or, LogicalOr, Logical)
-EMBER_BINARY(logical_xor, LogicalXor, Logical)
-EMBER_BINARY(bitwise_and, BitAnd, Bitwise)
-EMBER_BINARY(bitwise_or, BitOr, Bitwise)
-EMBER_BINARY(bitwise_xor, BitXor, Bitwise)
-EMBER_BINARY(bitwise_left_shift, Shl, Shift)
-EMBER_BINARY(bitwise_right_shift, Shr, Shift)
-#undef EMBER_BINARY_SCALAR
-#undef EMBER_BINARY
+#define EMBER_BINARY_API_Custom(Enum, name)
+#define EMBER_BINARY_OP(Enum, name, dtypes, result, api, derivative) \
+  EMBER_BINARY_API_##api(Enum, name)
+#include "kernels/elementwise_ops.def"
+#undef EMBER_BINARY_API_Fn
+#undef EMBER_BINARY_API_FnScalar
+#undef EMBER_BINARY_API_Custom
 
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   if (a.dtype() != b.dtype()) {
@@ -486,9 +400,9 @@ bool equal(const Tensor& a, const Tensor& b) {
 namespace {
 
 Tensor ternary_raw(const char* name, TernaryOp op, const Tensor& a, const Tensor& b,
-                   const Tensor& c, DType ct, ElementwiseParams p, bool float_only) {
+                   const Tensor& c, DType ct, ElementwiseParams p) {
   Device dev = common_device(name, {&a, &b, &c});
-  if (float_only && !is_floating_point(ct)) ct = default_dtype();
+  ct = compute_dtype(name, op_info(op).dtypes, ct);
   Shape shape = broadcast_shapes(name, broadcast_shapes(name, a.sizes(), b.sizes()), c.sizes());
   Tensor x = to_operand(a, ct, dev).expand(shape);
   Tensor y = to_operand(b, ct, dev).expand(shape);
@@ -499,9 +413,9 @@ Tensor ternary_raw(const char* name, TernaryOp op, const Tensor& a, const Tensor
 }
 
 Tensor ternary_op(const char* name, TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
-                  DType ct, ElementwiseParams p, bool float_only) {
-  if (!autograd::needs_grad({&a, &b, &c})) return ternary_raw(name, op, a, b, c, ct, p, float_only);
-  Tensor out = autograd::no_grad([&] { return ternary_raw(name, op, a, b, c, ct, p, float_only); });
+                  DType ct, ElementwiseParams p) {
+  if (!autograd::needs_grad({&a, &b, &c})) return ternary_raw(name, op, a, b, c, ct, p);
+  Tensor out = autograd::no_grad([&] { return ternary_raw(name, op, a, b, c, ct, p); });
   record_ternary(op, a, b, c, out, p);
   return out;
 }
@@ -515,6 +429,18 @@ DType result_type3(const Tensor& a, const Tensor& b, const Tensor& c) {
 }
 
 }  // namespace
+
+// The public function of every row whose api is Fn (`Tensor name(x, y, z)`).
+#define EMBER_TERNARY_API_Fn(Enum, name)                                           \
+  Tensor name(const Tensor& x, const Tensor& y, const Tensor& z) {                 \
+    return ternary_op(#name, TernaryOp::Enum, x, y, z, result_type3(x, y, z), {}); \
+  }
+#define EMBER_TERNARY_API_Custom(Enum, name)
+#define EMBER_TERNARY_OP(Enum, name, dtypes, result, api, derivative) \
+  EMBER_TERNARY_API_##api(Enum, name)
+#include "kernels/elementwise_ops.def"
+#undef EMBER_TERNARY_API_Fn
+#undef EMBER_TERNARY_API_Custom
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (autograd::needs_grad({&a, &b})) {
@@ -570,7 +496,7 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optio
   if (!min && !max) throw ValueError("[clamp] At least one of 'min' or 'max' must not be None");
   Tensor lo = min ? *min : x, hi = max ? *max : x;
   ElementwiseParams p{0.0, 0.0, min.has_value(), max.has_value()};
-  return ternary_op("clamp", TernaryOp::Clamp, x, lo, hi, result_type3(x, lo, hi), p, false);
+  return ternary_op("clamp", TernaryOp::Clamp, x, lo, hi, result_type3(x, lo, hi), p);
 }
 
 Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight) {
@@ -584,12 +510,12 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
                     std::string(dtype_name(start.dtype())) + " and " +
                     std::string(dtype_name(end.dtype())));
   }
-  return ternary_op("lerp", TernaryOp::Lerp, start, end, weight, start.dtype(), {}, true);
+  return ternary_op("lerp", TernaryOp::Lerp, start, end, weight, start.dtype(), {});
 }
 
 Tensor addcmul(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value) {
   return ternary_op("addcmul", TernaryOp::Addcmul, x, t1, t2, result_type3(x, t1, t2),
-                    {value.to_double()}, false);
+                    {value.to_double()});
 }
 
 Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value) {
@@ -599,7 +525,7 @@ Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value
         "[addcdiv] Integer division with addcdiv is no longer supported; use "
         "addcmul(input, tensor1, reciprocal(tensor2)) or floats");
   }
-  return ternary_op("addcdiv", TernaryOp::Addcdiv, x, t1, t2, ct, {value.to_double()}, true);
+  return ternary_op("addcdiv", TernaryOp::Addcdiv, x, t1, t2, ct, {value.to_double()});
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
@@ -745,45 +671,39 @@ Tensor Tensor::masked_fill(const Tensor& m, const Tensor& v) const {
 // In place.
 Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
   check_alpha("add_", dtype(), alpha);
-  return binary_inplace("add_", BinaryOp::Add, BinaryKind::Arith, *this, o, {alpha.to_double()});
+  return binary_inplace("add_", BinaryOp::Add, *this, o, {alpha.to_double()});
 }
 Tensor& Tensor::add_(Scalar o, Scalar alpha) {
   check_alpha("add_", dtype(), alpha);
-  return binary_inplace("add_", BinaryOp::Add, BinaryKind::Arith, *this, o, {alpha.to_double()});
+  return binary_inplace("add_", BinaryOp::Add, *this, o, {alpha.to_double()});
 }
 Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
   check_alpha("sub_", dtype(), alpha);
-  return binary_inplace("sub_", BinaryOp::Sub, BinaryKind::Arith, *this, o, {alpha.to_double()});
+  return binary_inplace("sub_", BinaryOp::Sub, *this, o, {alpha.to_double()});
 }
 Tensor& Tensor::sub_(Scalar o, Scalar alpha) {
   check_alpha("sub_", dtype(), alpha);
-  return binary_inplace("sub_", BinaryOp::Sub, BinaryKind::Arith, *this, o, {alpha.to_double()});
+  return binary_inplace("sub_", BinaryOp::Sub, *this, o, {alpha.to_double()});
 }
-Tensor& Tensor::mul_(const Tensor& o) {
-  return binary_inplace("mul_", BinaryOp::Mul, BinaryKind::Arith, *this, o);
-}
-Tensor& Tensor::mul_(Scalar o) {
-  return binary_inplace("mul_", BinaryOp::Mul, BinaryKind::Arith, *this, o);
-}
+Tensor& Tensor::mul_(const Tensor& o) { return binary_inplace("mul_", BinaryOp::Mul, *this, o); }
+Tensor& Tensor::mul_(Scalar o) { return binary_inplace("mul_", BinaryOp::Mul, *this, o); }
 Tensor& Tensor::div_(const Tensor& o, const std::string& m) {
-  return binary_inplace("div_", div_op(m), div_kind(m), *this, o);
+  return binary_inplace("div_", div_op(m), *this, o);
 }
 Tensor& Tensor::div_(Scalar o, const std::string& m) {
-  return binary_inplace("div_", div_op(m), div_kind(m), *this, o);
+  return binary_inplace("div_", div_op(m), *this, o);
 }
 Tensor& Tensor::pow_(Scalar e) {
   return copy_checked_inplace("pow_", *this, {}, [&](const Tensor& s) { return ember::pow(s, e); });
 }
-Tensor& Tensor::neg_() { return unary_inplace("neg_", UnaryOp::Neg, UnaryKind::Numeric, *this); }
-Tensor& Tensor::abs_() { return unary_inplace("abs_", UnaryOp::Abs, UnaryKind::Numeric, *this); }
-Tensor& Tensor::exp_() { return unary_inplace("exp_", UnaryOp::Exp, UnaryKind::Float, *this); }
-Tensor& Tensor::log_() { return unary_inplace("log_", UnaryOp::Log, UnaryKind::Float, *this); }
-Tensor& Tensor::sqrt_() { return unary_inplace("sqrt_", UnaryOp::Sqrt, UnaryKind::Float, *this); }
-Tensor& Tensor::relu_() { return unary_inplace("relu_", UnaryOp::Relu, UnaryKind::Numeric, *this); }
-Tensor& Tensor::sigmoid_() {
-  return unary_inplace("sigmoid_", UnaryOp::Sigmoid, UnaryKind::Float, *this);
-}
-Tensor& Tensor::tanh_() { return unary_inplace("tanh_", UnaryOp::Tanh, UnaryKind::Float, *this); }
+Tensor& Tensor::neg_() { return unary_inplace("neg_", UnaryOp::Neg, *this); }
+Tensor& Tensor::abs_() { return unary_inplace("abs_", UnaryOp::Abs, *this); }
+Tensor& Tensor::exp_() { return unary_inplace("exp_", UnaryOp::Exp, *this); }
+Tensor& Tensor::log_() { return unary_inplace("log_", UnaryOp::Log, *this); }
+Tensor& Tensor::sqrt_() { return unary_inplace("sqrt_", UnaryOp::Sqrt, *this); }
+Tensor& Tensor::relu_() { return unary_inplace("relu_", UnaryOp::Relu, *this); }
+Tensor& Tensor::sigmoid_() { return unary_inplace("sigmoid_", UnaryOp::Sigmoid, *this); }
+Tensor& Tensor::tanh_() { return unary_inplace("tanh_", UnaryOp::Tanh, *this); }
 Tensor& Tensor::clamp_(std::optional<Scalar> mn, std::optional<Scalar> mx) {
   return copy_checked_inplace("clamp_", *this, {},
                               [&](const Tensor& s) { return ember::clamp(s, mn, mx); });

@@ -1,5 +1,6 @@
-// Derivatives of the element-wise ops, written with ember ops so they run on every device and
-// can themselves be differentiated (create_graph).
+// Derivatives of the element-wise ops: the derivative column of kernels/elementwise_ops.def
+// expanded into one backward per family, and the formulas too long for a table cell. Written
+// with ember ops so they run on every device and can themselves be differentiated (create_graph).
 #include "ops/elementwise_grad.h"
 
 #include <cmath>
@@ -14,306 +15,171 @@ using autograd::sum_to;
 
 namespace {
 
+constexpr double kLn2 = 0.69314718055994530942;
+
 Tensor mask_of(const Tensor& cond, const Tensor& like) { return cond.to(like.dtype()); }
 
-const char* unary_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg:
-      return "NegBackward0";
-    case UnaryOp::Abs:
-      return "AbsBackward0";
-    case UnaryOp::Exp:
-      return "ExpBackward0";
-    case UnaryOp::Exp2:
-      return "Exp2Backward0";
-    case UnaryOp::Log:
-      return "LogBackward0";
-    case UnaryOp::Log2:
-      return "Log2Backward0";
-    case UnaryOp::Log1p:
-      return "Log1PBackward0";
-    case UnaryOp::Expm1:
-      return "Expm1Backward0";
-    case UnaryOp::Sqrt:
-      return "SqrtBackward0";
-    case UnaryOp::Rsqrt:
-      return "RsqrtBackward0";
-    case UnaryOp::Reciprocal:
-      return "ReciprocalBackward0";
-    case UnaryOp::Sin:
-      return "SinBackward0";
-    case UnaryOp::Cos:
-      return "CosBackward0";
-    case UnaryOp::Tan:
-      return "TanBackward0";
-    case UnaryOp::Tanh:
-      return "TanhBackward0";
-    case UnaryOp::Sigmoid:
-      return "SigmoidBackward0";
-    case UnaryOp::Erf:
-      return "ErfBackward0";
-    case UnaryOp::Relu:
-      return "ReluBackward0";
-    case UnaryOp::Gelu:
-    case UnaryOp::GeluTanh:
-      return "GeluBackward0";
-    case UnaryOp::Silu:
-      return "SiluBackward0";
-    case UnaryOp::Softplus:
-      return "SoftplusBackward0";
-    case UnaryOp::Elu:
-      return "EluBackward0";
-    case UnaryOp::LeakyRelu:
-      return "LeakyReluBackward0";
-    case UnaryOp::Clamp:
-      return "ClampBackward1";
-    case UnaryOp::PowScalar:
-      return "PowBackward0";
-    default:
-      return "ZeroGradBackward0";  // sign, floor, ceil, round, trunc: piecewise constant
-  }
+bool saves_inputs(Saved s) { return s == Saved::Inputs || s == Saved::InputsAndOutput; }
+bool saves_output(Saved s) { return s == Saved::Output || s == Saved::InputsAndOutput; }
+
+// ---- formulas the table names -------------------------------------------------------------------
+
+Tensor silu_grad(const Tensor& g, const Tensor& x) {
+  Tensor s = sigmoid(x);
+  return g * s * (1 + x * (1 - s));
 }
 
-// d out / d x times g. x: the input, y: the output.
-Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
+Tensor gelu_grad(const Tensor& g, const Tensor& x) {
+  Tensor cdf = (erf(x * M_SQRT1_2) + 1) * 0.5;
+  Tensor pdf = exp(x * x * -0.5) * (1.0 / std::sqrt(2 * M_PI));
+  return g * (cdf + x * pdf);
+}
+
+Tensor gelu_tanh_grad(const Tensor& g, const Tensor& x) {
+  const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+  Tensor t = tanh((x + x * x * x * c) * k);
+  Tensor left = x * 0.5, right = t + 1;
+  Tensor d_right = left * (1 - t * t) * ((x * x * (3 * c) + 1) * k);
+  return g * (right * 0.5 + d_right);
+}
+
+Tensor softplus_grad(const Tensor& g, const Tensor& x, const ElementwiseParams& p) {
+  Tensor bx = x * p.a;
+  return where(bx > p.b, g, g * sigmoid(bx));
+}
+
+Tensor clamp_grad(const Tensor& g, const Tensor& x, const ElementwiseParams& p) {
+  Tensor keep = ones_like(x, TensorOptions().dtype(kBool).device(x.device()));
+  if (p.has_a) keep = logical_and(keep, x >= p.a);
+  if (p.has_b) keep = logical_and(keep, x <= p.b);
+  return g * mask_of(keep, g);
+}
+
+// maximum / minimum: the first input's share of the gradient (wins: where it is the result).
+Tensor tie_share(const Tensor& wins, const Tensor& x, const Tensor& y, const Tensor& g) {
+  return where(x == y, full_like(g, 0.5), wins.to(g.dtype()));
+}
+
+// clamp(x, lo, hi) = min(max(x, lo), hi) with tensor bounds: the last bound applied wins. The
+// gradient of input `input` (0: x, 1: lo, 2: hi); undefined for a bound that was not given.
+Tensor clamp_tensor_grad(const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& z,
+                         const ElementwiseParams& p, int input) {
+  if ((input == 1 && !p.has_a) || (input == 2 && !p.has_b)) return Tensor();
+  TensorOptions bools = TensorOptions().dtype(kBool).device(x.device());
+  Tensor raised = p.has_a ? maximum(x, y) : x;
+  Tensor hi_hit = p.has_b ? raised > z : zeros_like(x, bools);
+  if (input == 2) return g * hi_hit.to(g.dtype());
+  Tensor lo_hit = p.has_a ? logical_and(x < y, logical_not(hi_hit)) : zeros_like(x, bools);
+  if (input == 1) return g * lo_hit.to(g.dtype());
+  return g * logical_not(logical_or(lo_hit, hi_hit)).to(g.dtype());
+}
+
+[[noreturn]] void not_differentiable(const ElementwiseOpInfo& info) {
+  throw Error("[" + std::string(info.name) + "] is not differentiable");
+}
+
+// ---- the derivative column, per family ----------------------------------------------------------
+// g: the output's gradient; x, y, z: the inputs; out: the result; p: the op's parameters. The
+// tensors the row does not save are undefined.
+
+Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& out,
                   const ElementwiseParams& p) {
-  constexpr double kLn2 = 0.69314718055994530942;
   switch (op) {
-    case UnaryOp::Neg:
-      return -g;
-    case UnaryOp::Abs:
-      return g * sign(x);
-    case UnaryOp::Exp:
-      return g * y;
-    case UnaryOp::Exp2:
-      return g * y * kLn2;
-    case UnaryOp::Log:
-      return g / x;
-    case UnaryOp::Log2:
-      return g / (x * kLn2);
-    case UnaryOp::Log1p:
-      return g / (x + 1);
-    case UnaryOp::Expm1:
-      return g * (y + 1);
-    case UnaryOp::Sqrt:
-      return g / (y * 2);
-    case UnaryOp::Rsqrt:
-      return g * y.pow(3) * -0.5;
-    case UnaryOp::Reciprocal:
-      return -g * y * y;
-    case UnaryOp::Sin:
-      return g * cos(x);
-    case UnaryOp::Cos:
-      return -g * sin(x);
-    case UnaryOp::Tan:
-      return g * (y * y + 1);
-    case UnaryOp::Tanh:
-      return g * (1 - y * y);
-    case UnaryOp::Sigmoid:
-      return g * y * (1 - y);
-    case UnaryOp::Erf:
-      return g * exp(-(x * x)) * (2.0 / std::sqrt(M_PI));
-    case UnaryOp::Relu:
-      return relu_backward(g, y);
-    case UnaryOp::Silu: {
-      Tensor s = sigmoid(x);
-      return g * s * (1 + x * (1 - s));
-    }
-    case UnaryOp::Gelu: {
-      Tensor cdf = (erf(x * M_SQRT1_2) + 1) * 0.5;
-      Tensor pdf = exp(x * x * -0.5) * (1.0 / std::sqrt(2 * M_PI));
-      return g * (cdf + x * pdf);
-    }
-    case UnaryOp::GeluTanh: {
-      const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
-      Tensor t = tanh((x + x * x * x * c) * k);
-      Tensor left = x * 0.5, right = t + 1;
-      Tensor d_right = left * (1 - t * t) * ((x * x * (3 * c) + 1) * k);
-      return g * (right * 0.5 + d_right);
-    }
-    case UnaryOp::Softplus: {
-      Tensor bx = x * p.a;
-      return where(bx > p.b, g, g * sigmoid(bx));
-    }
-    case UnaryOp::Elu:
-      return where(x > 0, g, g * (y + p.a));
-    case UnaryOp::LeakyRelu:
-      return where(x > 0, g, g * p.a);
-    case UnaryOp::Clamp: {
-      Tensor keep = ones_like(x, TensorOptions().dtype(kBool).device(x.device()));
-      if (p.has_a) keep = logical_and(keep, x >= p.a);
-      if (p.has_b) keep = logical_and(keep, x <= p.b);
-      return g * mask_of(keep, g);
-    }
-    case UnaryOp::PowScalar:
-      if (p.a == 0.0) return zeros_like(g);
-      return g * x.pow(p.a - 1) * p.a;
-    default:
-      return zeros_like(g);
+#define EMBER_GRAD(node, saved, dx) return dx;
+#define EMBER_ZERO_GRAD(node) return zeros_like(g);
+#define EMBER_NO_GRAD break;
+#define EMBER_UNARY_OP(Enum, name, dtypes, result, api, derivative) \
+  case UnaryOp::Enum:                                               \
+    derivative
+#include "kernels/elementwise_ops.def"
   }
+  not_differentiable(op_info(op));
 }
 
-bool saves_input(UnaryOp op) {
+void binary_grad(BinaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& out,
+                 const ElementwiseParams& p, const GradContext& c, Tensor& ga, Tensor& gb) {
   switch (op) {
-    case UnaryOp::Neg:
-    case UnaryOp::Exp:
-    case UnaryOp::Exp2:
-    case UnaryOp::Expm1:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Rsqrt:
-    case UnaryOp::Reciprocal:
-    case UnaryOp::Tan:
-    case UnaryOp::Tanh:
-    case UnaryOp::Sigmoid:
-    case UnaryOp::Relu:
-      return false;
-    default:
-      return true;
+#define EMBER_GRAD(node, saved, dx, dy) \
+  if (c.needs(0)) ga = dx;              \
+  if (c.needs(1)) gb = dy;              \
+  return;
+#define EMBER_ZERO_GRAD(node) \
+  ga = zeros_like(g);         \
+  gb = zeros_like(g);         \
+  return;
+#define EMBER_NO_GRAD break;
+#define EMBER_BINARY_OP(Enum, name, dtypes, result, api, derivative) \
+  case BinaryOp::Enum:                                               \
+    derivative
+#include "kernels/elementwise_ops.def"
   }
+  not_differentiable(op_info(op));
 }
 
-bool saves_output(UnaryOp op) {
+void ternary_grad(TernaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& z,
+                  const Tensor& out, const ElementwiseParams& p, const GradContext& c, Tensor& ga,
+                  Tensor& gb, Tensor& gc) {
   switch (op) {
-    case UnaryOp::Exp:
-    case UnaryOp::Exp2:
-    case UnaryOp::Expm1:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Rsqrt:
-    case UnaryOp::Reciprocal:
-    case UnaryOp::Tan:
-    case UnaryOp::Tanh:
-    case UnaryOp::Sigmoid:
-    case UnaryOp::Relu:
-    case UnaryOp::Elu:
-      return true;
-    default:
-      return false;
+#define EMBER_GRAD(node, saved, dx, dy, dz) \
+  if (c.needs(0)) ga = dx;                  \
+  if (c.needs(1)) gb = dy;                  \
+  if (c.needs(2)) gc = dz;                  \
+  return;
+#define EMBER_ZERO_GRAD(node) \
+  ga = zeros_like(g);         \
+  gb = zeros_like(g);         \
+  gc = zeros_like(g);         \
+  return;
+#define EMBER_NO_GRAD break;
+#define EMBER_TERNARY_OP(Enum, name, dtypes, result, api, derivative) \
+  case TernaryOp::Enum:                                               \
+    derivative
+#include "kernels/elementwise_ops.def"
   }
+  (void)out;
+  not_differentiable(op_info(op));
+}
+
+// What a node saves: the inputs (when the row saves them), then the result (when it does).
+TensorList saved_of(const ElementwiseOpInfo& info, const TensorList& inputs, const Tensor& out) {
+  TensorList saved;
+  if (saves_inputs(info.saved)) saved = inputs;
+  if (saves_output(info.saved)) saved.push_back(out);
+  return saved;
+}
+
+// Unpacks saved_of's list: n inputs (undefined when not saved) and the result.
+TensorList unpack_saved(Saved s, const TensorList& saved, size_t n) {
+  TensorList r(n + 1);
+  const size_t in = saves_inputs(s) ? n : 0;
+  for (size_t i = 0; i < in; ++i) r[i] = saved[i];
+  if (saves_output(s)) r[n] = saved[in];
+  return r;
 }
 
 }  // namespace
 
 void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const ElementwiseParams& p) {
-  if (!is_floating_point(out.dtype())) return;
-  const bool si = saves_input(op), so = saves_output(op);
-  TensorList saved;
-  if (si) saved.push_back(x);
-  if (so) saved.push_back(out);
-  autograd::record(unary_name(op), {x}, {out}, saved,
-                   [op, p, si, so](const TensorList& g, const GradContext& c) {
-                     Tensor xs = si ? c.saved[0] : Tensor();
-                     Tensor ys = so ? c.saved[si ? 1 : 0] : Tensor();
-                     return TensorList{unary_grad(op, g[0], xs, ys, p)};
+  const ElementwiseOpInfo& info = op_info(op);
+  if (!is_floating_point(out.dtype()) || info.grad == Grad::None) return;
+  autograd::record(info.node, {x}, {out}, saved_of(info, {x}, out),
+                   [op, p, s = info.saved](const TensorList& g, const GradContext& c) {
+                     TensorList v = unpack_saved(s, c.saved, 1);
+                     return TensorList{unary_grad(op, g[0], v[0], v[1], p)};
                    });
 }
 
-namespace {
-
-const char* binary_name(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add:
-      return "AddBackward0";
-    case BinaryOp::Sub:
-      return "SubBackward0";
-    case BinaryOp::Mul:
-      return "MulBackward0";
-    case BinaryOp::Div:
-      return "DivBackward0";
-    case BinaryOp::DivTrunc:
-    case BinaryOp::DivFloor:
-      return "DivBackward2";
-    case BinaryOp::Pow:
-      return "PowBackward1";
-    case BinaryOp::Maximum:
-      return "MaximumBackward0";
-    case BinaryOp::Minimum:
-      return "MinimumBackward0";
-    case BinaryOp::Fmod:
-      return "FmodBackward1";
-    case BinaryOp::Remainder:
-      return "RemainderBackward1";
-    case BinaryOp::Atan2:
-      return "Atan2Backward0";
-    case BinaryOp::ReluBackward:
-      return "ThresholdBackwardBackward0";
-    default:
-      return "BinaryBackward";
-  }
-}
-
-}  // namespace
-
 void record_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out,
                    const ElementwiseParams& p) {
-  if (!is_floating_point(out.dtype())) return;
-  const bool linear = op == BinaryOp::Add || op == BinaryOp::Sub;
-  TensorList saved;
-  if (!linear) saved = {a, b};
-  if (op == BinaryOp::Pow) saved.push_back(out);
+  const ElementwiseOpInfo& info = op_info(op);
+  if (!is_floating_point(out.dtype()) || info.grad == Grad::None) return;
   Shape sa = a.sizes(), sb = b.sizes();
   autograd::record(
-      binary_name(op), {a, b}, {out}, saved,
-      [op, p, sa, sb](const TensorList& gs, const GradContext& c) -> TensorList {
-        const Tensor& g = gs[0];
+      info.node, {a, b}, {out}, saved_of(info, {a, b}, out),
+      [op, p, sa, sb, s = info.saved](const TensorList& gs, const GradContext& c) -> TensorList {
+        TensorList v = unpack_saved(s, c.saved, 2);
         Tensor ga, gb;
-        Tensor x = c.saved.size() > 0 ? c.saved[0] : Tensor();
-        Tensor y = c.saved.size() > 1 ? c.saved[1] : Tensor();
-        switch (op) {
-          case BinaryOp::Add:
-            ga = g;
-            gb = p.a == 1.0 ? g : g * p.a;
-            break;
-          case BinaryOp::Sub:
-            ga = g;
-            gb = g * -p.a;
-            break;
-          case BinaryOp::Mul:
-            if (c.needs(0)) ga = g * y;
-            if (c.needs(1)) gb = g * x;
-            break;
-          case BinaryOp::Div:
-            if (c.needs(0)) ga = g / y;
-            if (c.needs(1)) gb = -g * x / (y * y);
-            break;
-          case BinaryOp::Pow: {
-            const Tensor& out = c.saved[2];
-            if (c.needs(0)) ga = where(y == 0, zeros_like(g), g * y * x.pow(y - 1));
-            if (c.needs(1)) {
-              gb = where(logical_and(x == 0, y >= 0), zeros_like(g), g * out * log(x));
-            }
-            break;
-          }
-          case BinaryOp::Maximum:
-          case BinaryOp::Minimum: {
-            // Ties share the gradient evenly, as in PyTorch.
-            Tensor wins = op == BinaryOp::Maximum ? x > y : x < y;
-            Tensor w = where(x == y, full_like(g, 0.5), wins.to(g.dtype()));
-            ga = g * w;
-            gb = g * (1 - w);
-            break;
-          }
-          case BinaryOp::Fmod:
-            ga = g;
-            if (c.needs(1)) gb = -g * div(x, y, "trunc");
-            break;
-          case BinaryOp::Remainder:
-            ga = g;
-            if (c.needs(1)) gb = -g * div(x, y, "floor");
-            break;
-          case BinaryOp::Atan2: {
-            Tensor den = x * x + y * y;
-            if (c.needs(0)) ga = g * y / den;
-            if (c.needs(1)) gb = g * -x / den;
-            break;
-          }
-          case BinaryOp::ReluBackward:  // linear in the gradient, piecewise constant in the result
-            if (c.needs(0)) ga = relu_backward(g, y);
-            if (c.needs(1)) gb = zeros_like(g);
-            break;
-          default:  // rounding divisions: piecewise constant
-            ga = zeros_like(g);
-            gb = zeros_like(g);
-        }
+        binary_grad(op, gs[0], v[0], v[1], v[2], p, c, ga, gb);
         return {c.needs(0) && ga.defined() ? sum_to(ga, sa) : Tensor(),
                 c.needs(1) && gb.defined() ? sum_to(gb, sb) : Tensor()};
       });
@@ -321,49 +187,19 @@ void record_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& 
 
 void record_ternary(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& t,
                     const Tensor& out, const ElementwiseParams& p) {
-  if (!is_floating_point(out.dtype())) return;
+  const ElementwiseOpInfo& info = op_info(op);
+  if (!is_floating_point(out.dtype()) || info.grad == Grad::None) return;
   Shape sa = a.sizes(), sb = b.sizes(), st = t.sizes();
-  const char* name = op == TernaryOp::Lerp      ? "LerpBackward1"
-                     : op == TernaryOp::Addcmul ? "AddcmulBackward0"
-                     : op == TernaryOp::Addcdiv ? "AddcdivBackward0"
-                                                : "ClampBackward0";
-  autograd::record(
-      name, {a, b, t}, {out}, {a, b, t},
-      [op, p, sa, sb, st](const TensorList& gs, const GradContext& c) -> TensorList {
-        const Tensor& g = gs[0];
-        const Tensor &x = c.saved[0], &y = c.saved[1], &z = c.saved[2];
-        Tensor ga, gb, gt;
-        switch (op) {
-          case TernaryOp::Lerp:  // x + z * (y - x)
-            ga = g * (1 - z);
-            gb = g * z;
-            if (c.needs(2)) gt = g * (y - x);
-            break;
-          case TernaryOp::Addcmul:  // x + v * y * z
-            ga = g;
-            if (c.needs(1)) gb = g * z * p.a;
-            if (c.needs(2)) gt = g * y * p.a;
-            break;
-          case TernaryOp::Addcdiv:  // x + v * y / z
-            ga = g;
-            if (c.needs(1)) gb = g * p.a / z;
-            if (c.needs(2)) gt = -g * p.a * y / (z * z);
-            break;
-          default: {  // clamp(x, lo, hi) = min(max(x, lo), hi): the last bound applied wins
-            TensorOptions bools = TensorOptions().dtype(kBool).device(x.device());
-            Tensor raised = p.has_a ? maximum(x, y) : x;
-            Tensor hi_hit = p.has_b ? raised > z : zeros_like(x, bools);
-            Tensor lo_hit =
-                p.has_a ? logical_and(x < y, logical_not(hi_hit)) : zeros_like(x, bools);
-            ga = g * logical_not(logical_or(lo_hit, hi_hit)).to(g.dtype());
-            if (p.has_a) gb = g * lo_hit.to(g.dtype());
-            if (p.has_b) gt = g * hi_hit.to(g.dtype());
-          }
-        }
-        return {c.needs(0) && ga.defined() ? sum_to(ga, sa) : Tensor(),
-                c.needs(1) && gb.defined() ? sum_to(gb, sb) : Tensor(),
-                c.needs(2) && gt.defined() ? sum_to(gt, st) : Tensor()};
-      });
+  autograd::record(info.node, {a, b, t}, {out}, saved_of(info, {a, b, t}, out),
+                   [op, p, sa, sb, st, s = info.saved](const TensorList& gs,
+                                                       const GradContext& c) -> TensorList {
+                     TensorList v = unpack_saved(s, c.saved, 3);
+                     Tensor ga, gb, gt;
+                     ternary_grad(op, gs[0], v[0], v[1], v[2], v[3], p, c, ga, gb, gt);
+                     return {c.needs(0) && ga.defined() ? sum_to(ga, sa) : Tensor(),
+                             c.needs(1) && gb.defined() ? sum_to(gb, sb) : Tensor(),
+                             c.needs(2) && gt.defined() ? sum_to(gt, st) : Tensor()};
+                   });
 }
 
 void record_where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {

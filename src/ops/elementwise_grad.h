@@ -1,4 +1,5 @@
-// Graph recording for the element-wise families (formulas in elementwise_grad.cpp).
+// Graph recording for the element-wise families: the node, saved tensors and formulas of each
+// op come from kernels/elementwise_ops.def (expanded in elementwise_grad.cpp).
 #pragma once
 
 #include "ember/tensor.h"
