@@ -1,5 +1,7 @@
 // Harness cases: unary, binary and ternary element-wise ops, in-place forms, casts and copies.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "harness/harness.h"
 #include "ops/elementwise_grad.h"
@@ -53,6 +55,26 @@ void binary_case(const std::string& name, std::vector<DType> dtypes, Fill fa, Fi
                      for (double& v : r.data) v = wrap(v, dt);
                    return std::vector<Ref>{r};
                  }});
+}
+
+// A unary case on normal values mixed with infinities, NaN and signed zeros (as the dtype holds
+// them: integers and bool get their casts).
+void special_values_case(const std::string& name, std::function<Tensor(const Tensor&)> fn, F1 ref) {
+  register_case(
+      {name,
+       all_dtypes(),
+       {},
+       [fn](const TensorList& in) { return TensorList{fn(in[0])}; },
+       [ref](const std::vector<Ref>& in, DType) { return std::vector<Ref>{ref_unary(in[0], ref)}; },
+       -1,
+       [](DType dt, std::mt19937& rng) {
+         const double inf = std::numeric_limits<double>::infinity();
+         std::vector<double> v = {inf, -inf, std::nan(""), 0.0, -0.0, 65504.0, 1e300};
+         std::normal_distribution<double> normal(0.0, 4.0);
+         while (v.size() < 15) v.push_back(normal(rng));
+         std::shuffle(v.begin(), v.end(), rng);
+         return TensorList{tensor(v, Shape{3, 5}).to(dt)};
+       }});
 }
 
 double gelu_tanh(double x) {
@@ -160,6 +182,12 @@ EMBER_HARNESS_CASES {
   unary_case(
       "isnan", floats, Fill::Normal, [](const Tensor& x) { return isnan(log(x)); },
       [](double x) { return double(x < 0); });
+  special_values_case(
+      "isinf", [](const Tensor& x) { return isinf(x); },
+      [](double x) { return double(std::isinf(x)); });
+  special_values_case(
+      "isfinite", [](const Tensor& x) { return isfinite(x); },
+      [](double x) { return double(std::isfinite(x)); });
   unary_case(
       "pow_scalar", floats, Fill::Positive, [](const Tensor& x) { return pow(x, 1.7); },
       [](double x) { return std::pow(x, 1.7); });
