@@ -9,32 +9,11 @@
 #include <type_traits>
 
 #include "ember/macros.h"
+#include "kernels/op_table.h"
 
 namespace ember {
 
 // ---- the op table (elementwise_ops.def) ---------------------------------------------------------
-
-// Which dtypes an op takes (the `dtypes` column). The op layer promotes or rejects every other
-// dtype before a backend sees it, and kernels are compiled for exactly the dtypes admitted.
-enum class DTypeClass : uint8_t {
-  Float,        // every dtype; integers and bool promote to the default float dtype (exp, atan2)
-  FloatOnly,    // floating dtypes; integers and bool are rejected (activations)
-  Numeric,      // every dtype but bool (neg, abs, relu)
-  Any,          // every dtype
-  Division,     // every dtype; an integer divisor of zero raises (fmod, remainder, div modes)
-  Integral,     // integers and bool (bitwise and, or, xor, not)
-  IntegerOnly,  // integers, not bool (shifts)
-};
-
-// How an op's gradient is defined (the `derivative` column).
-enum class Grad : uint8_t {
-  Formula,  // EMBER_GRAD: a formula per input
-  Zero,     // EMBER_ZERO_GRAD: piecewise constant, the gradient is zero
-  None,     // EMBER_NO_GRAD: not differentiable (bool or integer results), no node
-};
-
-// What an op's autograd node keeps for its backward.
-enum class Saved : uint8_t { Nothing, Inputs, Output, InputsAndOutput };
 
 // One row of the table as data, for the op layer, autograd and the tests that enumerate ops.
 struct ElementwiseOpInfo {
@@ -125,27 +104,6 @@ constexpr ElementwiseOpInfo op_info(TernaryOp op) {
 constexpr bool returns_bool(UnaryOp op) { return op_info(op).returns_bool; }
 constexpr bool returns_bool(BinaryOp op) { return op_info(op).returns_bool; }
 constexpr bool returns_bool(TernaryOp op) { return op_info(op).returns_bool; }
-
-// Whether a dtype class admits compute type T (16-bit floats compute in float).
-template <class T>
-constexpr bool admits(DTypeClass c) {
-  constexpr bool fp = std::is_floating_point_v<T>, boolean = std::is_same_v<T, bool>;
-  switch (c) {
-    case DTypeClass::Float:
-    case DTypeClass::FloatOnly:
-      return fp;
-    case DTypeClass::Numeric:
-      return !boolean;
-    case DTypeClass::Integral:
-      return !fp;
-    case DTypeClass::IntegerOnly:
-      return !fp && !boolean;
-    case DTypeClass::Any:
-    case DTypeClass::Division:
-      return true;
-  }
-  return false;
-}
 
 // Which (op, compute type) pairs a kernel is instantiated for: the op's dtype class decides.
 template <UnaryOp Op, class T>

@@ -1,5 +1,6 @@
 // Reduction, scan and softmax math written once for host and device (EMBER_HD): accumulator
 // functors with init / reduce / combine / project, usable by a sequential loop or a block tree.
+// The reductions themselves are listed in reduce_ops.def (enum, dispatch, functor per op).
 #pragma once
 
 #include <cmath>
@@ -9,27 +10,42 @@
 #include <type_traits>
 
 #include "ember/macros.h"
+#include "kernels/op_table.h"
 
 namespace ember {
 
+// ---- the reduction table (reduce_ops.def) ------------------------------------------------------
+
 enum class ReduceOp : uint8_t {
-  Sum,
-  Prod,
-  Mean,
-  Max,
-  Min,
-  Var,
-  Std,
-  Norm0,
-  Norm1,
-  Norm2,
-  NormInf,
-  NormNegInf,
-  NormP,
-  LogSumExp,
-  Any,
-  All,
+#define EMBER_REDUCE_OP(Enum, ...) Enum,
+#include "kernels/reduce_ops.def"
 };
+
+// Every reduction, in table order.
+inline constexpr ReduceOp kReduceOps[] = {
+#define EMBER_REDUCE_OP(Enum, ...) ReduceOp::Enum,
+#include "kernels/reduce_ops.def"
+};
+
+// One row of the table as data.
+struct ReduceOpInfo {
+  const char* name;  // the op harness case of the row
+  DTypeClass dtypes;
+  Grad grad;
+};
+
+constexpr ReduceOpInfo reduce_info(ReduceOp op) {
+  switch (op) {
+#define EMBER_REDUCE_OP(Enum, name, dtypes, grad, ...) \
+  case ReduceOp::Enum:                                 \
+    return {name, DTypeClass::dtypes, Grad::grad};
+#include "kernels/reduce_ops.def"
+  }
+  return {"unknown", DTypeClass::Any, Grad::None};
+}
+
+// Reductions defined only for floating inputs (the op layer promotes or rejects the rest).
+constexpr bool reduce_float_only(ReduceOp op) { return !admits<int64_t>(reduce_info(op).dtypes); }
 
 enum class ScanOp : uint8_t { CumSum, CumProd };
 
@@ -415,53 +431,24 @@ EMBER_HD inline C softmax_exp(C x) {
 // visit_reduce(op, fn): calls fn(std::integral_constant<ReduceOp, op>{}).
 template <class Fn>
 decltype(auto) visit_reduce(ReduceOp op, Fn&& fn) {
-#define EMBER_REDUCE_CASE(Name) \
-  case ReduceOp::Name:          \
-    return fn(std::integral_constant<ReduceOp, ReduceOp::Name>{});
-  // clang-format off
   switch (op) {
-    EMBER_REDUCE_CASE(Sum) EMBER_REDUCE_CASE(Prod) EMBER_REDUCE_CASE(Mean)
-    EMBER_REDUCE_CASE(Max) EMBER_REDUCE_CASE(Min) EMBER_REDUCE_CASE(Var) EMBER_REDUCE_CASE(Std)
-    EMBER_REDUCE_CASE(Norm0) EMBER_REDUCE_CASE(Norm1) EMBER_REDUCE_CASE(Norm2)
-    EMBER_REDUCE_CASE(NormInf) EMBER_REDUCE_CASE(NormNegInf) EMBER_REDUCE_CASE(NormP)
-    EMBER_REDUCE_CASE(LogSumExp) EMBER_REDUCE_CASE(Any) EMBER_REDUCE_CASE(All)
+#define EMBER_REDUCE_OP(Enum, ...) \
+  case ReduceOp::Enum:             \
+    return fn(std::integral_constant<ReduceOp, ReduceOp::Enum>{});
+#include "kernels/reduce_ops.def"
   }
-  // clang-format on
-#undef EMBER_REDUCE_CASE
-  return fn(std::integral_constant<ReduceOp, ReduceOp::Sum>{});
+  return fn(std::integral_constant<ReduceOp, kReduceOps[0]>{});
 }
 
-// Reductions defined only for floating inputs (the op layer promotes or rejects the rest).
-EMBER_HD constexpr bool reduce_float_only(ReduceOp op) {
-  return op == ReduceOp::Mean || op == ReduceOp::Var || op == ReduceOp::Std ||
-         (op >= ReduceOp::Norm0 && op <= ReduceOp::LogSumExp);
-}
-
-// The functor for (op, compute type C).
+// The functor for (op, compute type C): the table's functor column.
 template <ReduceOp Op, class C>
 struct reduce_functor;
-#define EMBER_REDUCE_FUNCTOR(Name, ...)      \
-  template <class C>                         \
-  struct reduce_functor<ReduceOp::Name, C> { \
-    using type = __VA_ARGS__;                \
+#define EMBER_REDUCE_OP(Enum, name, dtypes, grad, ...) \
+  template <class C>                                   \
+  struct reduce_functor<ReduceOp::Enum, C> {           \
+    using type = __VA_ARGS__;                          \
   };
-EMBER_REDUCE_FUNCTOR(Sum, rd::SumOp<C>)
-EMBER_REDUCE_FUNCTOR(Prod, rd::ProdOp<C>)
-EMBER_REDUCE_FUNCTOR(Mean, rd::MeanOp<C>)
-EMBER_REDUCE_FUNCTOR(Max, rd::ExtremeOp<C, true>)
-EMBER_REDUCE_FUNCTOR(Min, rd::ExtremeOp<C, false>)
-EMBER_REDUCE_FUNCTOR(Var, rd::VarOp<C, false>)
-EMBER_REDUCE_FUNCTOR(Std, rd::VarOp<C, true>)
-EMBER_REDUCE_FUNCTOR(Norm0, rd::NormOp<C, 0>)
-EMBER_REDUCE_FUNCTOR(Norm1, rd::NormOp<C, 1>)
-EMBER_REDUCE_FUNCTOR(Norm2, rd::NormOp<C, 2>)
-EMBER_REDUCE_FUNCTOR(NormInf, rd::NormOp<C, 3>)
-EMBER_REDUCE_FUNCTOR(NormNegInf, rd::NormOp<C, 4>)
-EMBER_REDUCE_FUNCTOR(NormP, rd::NormOp<C, 5>)
-EMBER_REDUCE_FUNCTOR(LogSumExp, rd::LogSumExpOp<C>)
-EMBER_REDUCE_FUNCTOR(Any, rd::AnyAllOp<C, true>)
-EMBER_REDUCE_FUNCTOR(All, rd::AnyAllOp<C, false>)
-#undef EMBER_REDUCE_FUNCTOR
+#include "kernels/reduce_ops.def"
 template <ReduceOp Op, class C>
 using reduce_functor_t = typename reduce_functor<Op, C>::type;
 

@@ -1,6 +1,6 @@
-// The op tables against the op harness: every element-wise op of kernels/elementwise_ops.def has
-// a harness case of its name and, when it has a gradient, a gradient check of that case; the
-// autograd nodes the ops record carry the table's names.
+// The op tables against the op harness: every element-wise op of kernels/elementwise_ops.def and
+// every reduction of kernels/reduce_ops.def has a harness case of its name and, when it has a
+// gradient, a gradient check of that case; element-wise autograd nodes carry the table's names.
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -10,6 +10,7 @@
 
 #include "harness/harness.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/reduce_ops.h"
 
 // The emulated-CUDA build of the harness shares these sources; the table is checked once.
 #ifndef EMBER_HARNESS_CUDA_ONLY
@@ -91,6 +92,27 @@ TEST(OpTable, ElementwiseNodesCarryTheTableNames) {
     ASSERT_TRUE(out[0].grad_fn()) << r.info.name << " recorded no autograd node";
     EXPECT_EQ(out[0].grad_fn()->name(), std::string(r.info.node)) << r.info.name;
   }
+}
+
+TEST(OpTable, EveryReductionHasAHarnessCase) {
+  std::set<std::string> seen;
+  for (ReduceOp op : kReduceOps) {
+    const ReduceOpInfo info = reduce_info(op);
+    EXPECT_TRUE(seen.insert(info.name).second)
+        << "kernels/reduce_ops.def: two rows are named '" << info.name << "'";
+    const OpCase* c = find_case(info.name);
+    EXPECT_NE(c, nullptr) << "the reduction '" << info.name
+                          << "' of kernels/reduce_ops.def has no op harness case of that name "
+                             "(tests/harness/cases_reduce.cpp)";
+    if (c && info.grad != Grad::None) {
+      EXPECT_TRUE(c->gradcheck.has_value())
+          << "the reduction '" << info.name
+          << "' has a gradient but its harness case has no gradient check: add "
+             "register_gradcheck(\""
+          << info.name << "\") in tests/harness/cases_grad.cpp";
+    }
+  }
+  EXPECT_EQ(seen.size(), std::size(kReduceOps));
 }
 
 }  // namespace
