@@ -138,6 +138,11 @@ Tensor fmod(const Tensor& a, Scalar b);
 Tensor remainder(const Tensor& a, const Tensor& b);
 Tensor remainder(const Tensor& a, Scalar b);
 Tensor atan2(const Tensor& a, const Tensor& b);
+// log(exp(a) + exp(b)) without overflow (logaddexp(-inf, -inf) = -inf, (inf, inf) = inf); floats,
+// integers promote to the default float dtype.
+Tensor logaddexp(const Tensor& a, const Tensor& b);
+// log2(2^a + 2^b), the same in base 2.
+Tensor logaddexp2(const Tensor& a, const Tensor& b);
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor eq(const Tensor& a, Scalar b);
 Tensor ne(const Tensor& a, const Tensor& b);

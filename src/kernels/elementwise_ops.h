@@ -409,6 +409,15 @@ EMBER_HD inline auto binary(T a, T b, const ElementwiseParams& p) {
     }
   } else if constexpr (Op == BinaryOp::Atan2) {
     return std::atan2(a, b);
+  } else if constexpr (Op == BinaryOp::LogAddExp) {
+    // max + log1p(exp(-|a - b|)) never overflows; equal infinities are their own sum (PyTorch).
+    if (std::isinf(a) && a == b) return a;
+    const T m = a > b ? a : b;
+    return m + std::log1p(std::exp(-std::fabs(a - b)));
+  } else if constexpr (Op == BinaryOp::LogAddExp2) {
+    if (std::isinf(a) && a == b) return a;
+    const T m = a > b ? a : b;
+    return m + std::log1p(std::exp2(-std::fabs(a - b))) * T(1.44269504088896340736);  // 1 / ln 2
   } else if constexpr (Op == BinaryOp::ReluBackward) {
     return b > T(0) ? a : T(0);  // PyTorch's threshold_backward: 0, not grad * 0, elsewhere
   } else if constexpr (Op == BinaryOp::Eq) {

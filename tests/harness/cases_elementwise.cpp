@@ -256,6 +256,41 @@ EMBER_HARNESS_CASES {
   binary_case(
       "atan2", floats, Fill::Normal, Fill::Normal,
       [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, F2(::atan2));
+  binary_case("logaddexp", numeric, Fill::Wide, Fill::Wide, logaddexp,
+              [](double a, double b) { return std::log(std::exp(a) + std::exp(b)); });
+  register_gradcheck("logaddexp");
+  binary_case("logaddexp2", numeric, Fill::Wide, Fill::Wide, logaddexp2,
+              [](double a, double b) { return std::log2(std::exp2(a) + std::exp2(b)); });
+  register_gradcheck("logaddexp2");
+  // Infinities, NaN and magnitudes whose exp overflows: the reference shifts by the larger
+  // operand, and equal infinities are their own sum.
+  for (bool base2 : {false, true}) {
+    register_case(
+        {base2 ? "logaddexp2_special" : "logaddexp_special",
+         floats,
+         {},
+         [base2](const TensorList& in) {
+           return TensorList{base2 ? logaddexp2(in[0], in[1]) : logaddexp(in[0], in[1])};
+         },
+         [base2](const std::vector<Ref>& in, DType) {
+           return std::vector<Ref>{ref_binary(in[0], in[1], [base2](double a, double b) {
+             const double m = std::max(a, b);
+             if (std::isnan(a) || std::isnan(b)) return std::nan("");
+             if (std::isinf(m)) return m;
+             return base2 ? m + std::log2(std::exp2(a - m) + std::exp2(b - m))
+                          : m + std::log(std::exp(a - m) + std::exp(b - m));
+           })};
+         },
+         -1,
+         [](DType dt, std::mt19937&) {
+           const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+           std::vector<double> a = {-inf, inf, -inf, inf, -inf, 3,  1000, -1000,
+                                    1000, nan, 1,    nan, 0,    88, -0.5, 20};
+           std::vector<double> b = {-inf,  inf, inf, -inf, 2, -inf, 1000, -1000,
+                                    -1000, 1,   nan, inf,  0, 90,   0.25, -30};
+           return TensorList{tensor(a, Shape{2, 8}).to(dt), tensor(b, Shape{2, 8}).to(dt)};
+         }});
+  }
   // ReLU's backward (grad, result): one fused pass, also on CUDA through the shared functor.
   binary_case(
       "relu_backward", floats, Fill::Normal, Fill::Normal,
