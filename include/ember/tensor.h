@@ -267,6 +267,8 @@ class Tensor {
   Tensor remainder(const Tensor& other) const;
   Tensor remainder(Scalar other) const;
   Tensor atan2(const Tensor& other) const;
+  Tensor logaddexp(const Tensor& other) const;
+  Tensor logaddexp2(const Tensor& other) const;
   Tensor eq(const Tensor& other) const;
   Tensor eq(Scalar other) const;
   Tensor ne(const Tensor& other) const;

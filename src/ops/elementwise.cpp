@@ -634,6 +634,8 @@ Tensor Tensor::fmod(Scalar o) const { return ember::fmod(*this, o); }
 Tensor Tensor::remainder(const Tensor& o) const { return ember::remainder(*this, o); }
 Tensor Tensor::remainder(Scalar o) const { return ember::remainder(*this, o); }
 Tensor Tensor::atan2(const Tensor& o) const { return ember::atan2(*this, o); }
+Tensor Tensor::logaddexp(const Tensor& o) const { return ember::logaddexp(*this, o); }
+Tensor Tensor::logaddexp2(const Tensor& o) const { return ember::logaddexp2(*this, o); }
 #define EMBER_MEMBER_CMP(fn)                                               \
   Tensor Tensor::fn(const Tensor& o) const { return ember::fn(*this, o); } \
   Tensor Tensor::fn(Scalar o) const { return ember::fn(*this, o); }
