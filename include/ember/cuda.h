@@ -210,4 +210,40 @@ DeviceHealth device_health(int device = 0);
 std::string driver_release();
 int nvml_device_count();
 
+// The UUID of CUDA device `device` as nvidia-smi prints it ("GPU-3b6f...-..."): the one name that
+// is the same for CUDA (after CUDA_VISIBLE_DEVICES) and for NVML.
+std::string device_uuid(int device = 0);
+
+// ---- every GPU the NVIDIA driver sees, for `ember smi` -----------------------------------------
+// A field the device or driver does not report keeps its "unknown" value (-1, or empty).
+struct GpuStatus {
+  int index = 0;  // NVML's index: nvidia-smi's numbering (PCI bus order)
+  int cuda_device =
+      -1;  // this process's CUDA ordinal for the GPU (matched by UUID); -1: not visible
+  std::string uuid, name, pci_bus_id;
+  std::string error;  // set when NVML lost the device; the metrics below are then unknown
+  int utilization_gpu = -1, utilization_memory = -1;  // percent of time the SMs / memory were busy
+  size_t memory_used = 0, memory_total = 0;           // bytes
+  int temperature_c = -1;
+  double power_w = -1, power_limit_w = -1;
+  int clock_sm_mhz = -1, clock_memory_mhz = -1;          // now
+  int clock_sm_max_mhz = -1, clock_memory_max_mhz = -1;  // the most the board allows
+  int pcie_generation = -1, pcie_generation_max = -1, pcie_width = -1, pcie_width_max = -1;
+  int nvlinks_active = -1;  // active NVLink links; -1: the board has none or NVML does not say
+  bool throttle_known = false;
+  std::vector<std::string> throttle_reasons;           // e.g. "sw_power_cap", "hw_thermal_slowdown"
+  int ecc_enabled = -1;                                // 1 on, 0 off, -1 not supported
+  long long ecc_corrected = -1, ecc_uncorrected = -1;  // volatile counts since the driver loaded
+  std::vector<ProcessInfo> processes;  // compute processes; name "" when the process is gone
+};
+struct GpuSnapshot {
+  bool available = false;  // false: no NVML, or NVML refused; error says why
+  std::string error;
+  bool permission_denied = false;  // NVML answered "insufficient permissions"
+  std::string driver_release;
+  std::vector<GpuStatus> gpus;  // by NVML index
+};
+// One reading of every GPU NVML sees. Never throws for a missing driver or NVML.
+GpuSnapshot gpu_snapshot();
+
 }  // namespace ember::cuda

@@ -1,9 +1,13 @@
 // The host CUDA runtime for emulated builds: errors, devices, memory and kernel launches,
 // compiled against the real cuda_runtime_api.h so every signature is checked. Streams, events
 // and graphs are in cudart_streams.cpp.
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "shim_state.h"
 
@@ -179,8 +183,10 @@ Shim& shim() {
     int count = 1;
     if (const char* v = std::getenv("EMBER_SIM_DEVICES")) count = std::max(0, std::atoi(v));
     const std::size_t capacity = parse_bytes(std::getenv("EMBER_SIM_MEMORY"), std::size_t{8} << 30);
-    state->devices.resize(count);
-    for (int d = 0; d < count; ++d) {
+    const std::vector<int> visible = visible_devices(count);
+    state->devices.resize(visible.size());
+    for (int d = 0; d < static_cast<int>(visible.size()); ++d) {
+      state->devices[d].physical = visible[d];
       state->devices[d].capacity = capacity;
       state->devices[d].legacy = std::make_unique<CUstream_st>();
       state->devices[d].legacy->device = d;
@@ -367,7 +373,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   }
   std::memset(prop, 0, sizeof *prop);
   std::snprintf(prop->name, sizeof prop->name, "ember SIMT emulator");
-  prop->uuid.bytes[0] = static_cast<char>(device);
+  prop->uuid.bytes[0] = static_cast<char>(shim().devices[device].physical);
   prop->totalGlobalMem = shim().devices[device].capacity;
   prop->sharedMemPerBlock = 48 * 1024;
   prop->regsPerBlock = 65536;
@@ -388,7 +394,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   prop->multiProcessorCount = 132;
   prop->canMapHostMemory = 1;
   prop->concurrentKernels = 1;
-  prop->pciBusID = device + 1;
+  prop->pciBusID = shim().devices[device].physical + 1;
   prop->asyncEngineCount = 2;
   prop->unifiedAddressing = 1;
   prop->memoryBusWidth = 5120;

@@ -76,6 +76,7 @@ struct Allocation {
 };
 
 struct DeviceState {
+  int physical = 0;  // the emulated board it is (CUDA_VISIBLE_DEVICES may select and reorder)
   std::size_t capacity = 0;
   std::size_t used = 0;
   cudaError_t sticky = cudaSuccess;  // a kernel fault poisons the device until cudaDeviceReset
@@ -98,6 +99,10 @@ struct Shim {
 };
 
 Shim& shim();
+
+// The boards visible to this process, in CUDA order, out of `count` emulated ones: all of them,
+// or those CUDA_VISIBLE_DEVICES names (shim_devices.cpp).
+std::vector<int> visible_devices(int count);
 using Lock = std::lock_guard<std::recursive_mutex>;
 
 int current_device();

@@ -59,6 +59,7 @@ void print_usage(std::ostream& os, const std::vector<Command>& commands);
 // ---- the subcommands (one file each) ----------------------------------------------------------
 Command demo_command();
 Command doctor_command();
+Command smi_command();
 Command train_command();
 
 }  // namespace ember::cli

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "ember/ember.h"
+#include "monitor_status.h"
 #include "train_report.h"
 
 namespace ember::cli {
@@ -402,6 +403,9 @@ int run_train(const Args& args) {
     return elapsed_before + std::chrono::duration<double>(Clock::now() - run_start).count();
   };
   if (device.is_cuda()) cuda::reset_peak_memory_stats(device.index());
+  // `ember smi` reads the allocator's view of this run from the monitor status file.
+  std::optional<monitor::Publisher> monitor_status;
+  if (device.is_cuda()) monitor_status.emplace("train", device.index());
 
   for (int64_t epoch = pos.epoch; epoch < c.epochs; ++epoch) {
     train_loader.set_epoch(epoch);

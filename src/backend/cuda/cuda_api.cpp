@@ -1,4 +1,5 @@
 // ember::cuda device API over the CUDA runtime (the real cudart, or the emulator's shim).
+#include <cstdio>
 #include <string>
 
 #include "alloc/caching_allocator.h"
@@ -67,6 +68,19 @@ DeviceProperties get_device_properties(int device) {
 }
 
 std::string get_device_name(int device) { return get_device_properties(device).name; }
+
+std::string device_uuid(int device) {
+  check_device(device, "device_uuid");
+  cudaDeviceProp p{};
+  EMBER_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  const auto* b = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+  char text[48];
+  std::snprintf(text, sizeof text,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return text;
+}
 
 int current_device() {
   if (!is_available()) return 0;

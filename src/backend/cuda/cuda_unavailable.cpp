@@ -35,6 +35,7 @@ DeviceProperties get_device_properties(int device) {
   no_cuda("invalid device ordinal " + std::to_string(device));
 }
 std::string get_device_name(int device) { return get_device_properties(device).name; }
+std::string device_uuid(int device) { no_cuda("invalid device ordinal " + std::to_string(device)); }
 int current_device() { return 0; }
 void set_device(int device) { no_cuda("invalid device ordinal " + std::to_string(device)); }
 void synchronize(int device) { no_cuda("synchronize"); }
