@@ -87,6 +87,8 @@ def load_workloads(path):
             if cols[0] in names:
                 raise ValueError(where + "duplicate " + cols[0])
             names.add(cols[0])
+            if section == "ember_bench":  # `ember bench`'s own rows (conv2d, training steps)
+                continue
             try:
                 rows.append(Workload(section, cols, no))
             except ValueError as e:

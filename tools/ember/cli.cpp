@@ -59,10 +59,12 @@ Args parse_flags(const Command& cmd, const std::vector<std::string>& argv) {
     if (flag->value_name.empty()) {
       if (inline_value) throw UsageError{"--" + name + " takes no value"};
       args.set(name, "");
-    } else if (inline_value) {
+    } else if (inline_value && flag->arity == 1) {
       args.set(name, *inline_value);
-    } else if (i + 1 < argv.size()) {
-      args.set(name, argv[++i]);
+    } else if (!inline_value && i + flag->arity < argv.size()) {
+      std::string joined = argv[++i];
+      for (int k = 1; k < flag->arity; ++k) joined += "\n" + argv[++i];
+      args.set(name, joined);
     } else {
       throw UsageError{"--" + name + " needs a value (" + flag->value_name + ")"};
     }

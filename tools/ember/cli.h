@@ -21,6 +21,7 @@ struct Flag {
   std::string value_name;  // e.g. "N"; empty for a switch that takes no value
   std::string help;
   std::string default_value;  // shown in the help; empty for none
+  int arity = 1;              // values a flag with a value_name takes (joined by '\n' in Args)
 };
 
 // The flags given on a command line, by name. Switches map to "".
@@ -60,6 +61,7 @@ void print_usage(std::ostream& os, const std::vector<Command>& commands);
 Command demo_command();
 Command doctor_command();
 Command smi_command();
+Command bench_command();
 Command train_command();
 
 }  // namespace ember::cli

@@ -178,6 +178,15 @@ std::string cuda_build_of(const std::string& info) {
 
 }  // namespace
 
+Cpu cpu_info() {
+  Cpu cpu;
+  cpu.model = read_cpu_model();
+  cpu.logical_cores = static_cast<int>(std::thread::hardware_concurrency());
+  cpu.ember_threads = get_num_threads();
+  cpu.features = cpu_features();
+  return cpu;
+}
+
 Report collect(bool smoke) {
   Report r;
   r.version = kVersion;
@@ -227,10 +236,7 @@ Report collect(bool smoke) {
     if (smoke && g.coverage.kind != ArchCoverage::kNone) g.smoke = smoke_test(i);
     r.gpus.push_back(std::move(g));
   }
-  r.cpu.model = read_cpu_model();
-  r.cpu.logical_cores = static_cast<int>(std::thread::hardware_concurrency());
-  r.cpu.ember_threads = get_num_threads();
-  r.cpu.features = cpu_features();
+  r.cpu = cpu_info();
   diagnose(r);
   return r;
 }

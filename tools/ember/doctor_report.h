@@ -78,6 +78,8 @@ struct Report {
 
 // Gathers everything; smoke runs the allocation and matmul check on each GPU. Then diagnoses.
 Report collect(bool smoke);
+// The CPU part of the report alone (`ember bench` records it with its results).
+Cpu cpu_info();
 // Fills findings and usable from the gathered facts.
 void diagnose(Report& r);
 
