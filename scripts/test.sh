@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a machine, checks the style of every source (scripts/lint.sh --all: formatting, line
-# length, file size, CUDA rules, layer order), builds ember in Release and runs the tests: the CPU
+# length, file size, CUDA rules, layer order), builds ember in Release, checks the Dockerfile
+# (scripts/check-dockerfile.sh: hadolint, the runtime stage's packages) and runs the tests: the CPU
 # suite, the SIMT emulator suite (when the CUDA headers are present), the real-GPU suite (each test
 # skipped without a GPU), the packaging check (find_package and add_subdirectory from a small
 # consumer project), then two checks that need no GPU: the sm_90 register/spill report of the CUDA
@@ -43,6 +44,10 @@ status=0
 echo "[test] scripts/lint.sh --all"
 "$ROOT/scripts/lint.sh" --all || { echo "[test] lint: FAILED"; status=1; }
 "$ROOT/scripts/build.sh" "${build_args[@]}" --build-dir "$build_dir"
+# The Dockerfile: hadolint, and its runtime stage's packages against the built binary.
+echo "[test] scripts/check-dockerfile.sh"
+"$ROOT/scripts/check-dockerfile.sh" "$build_dir/tools/ember/ember" ||
+  { echo "[test] dockerfile: FAILED"; status=1; }
 
 # Runs ctest for one label, keeps its log, prints its summary line; returns ctest's status.
 run_label() {
