@@ -274,6 +274,37 @@ def suite_sim(smi):
     rc, out, _ = smi.run([], dict(three, CUDA_VISIBLE_DEVICES="2,0"))
     check("GPU 2  cuda:0" in out and "GPU 1  (not visible to CUDA)" in out,
           "sim text: the cuda:N column", out)
+    train_publishes(smi)
+
+
+def train_publishes(smi):
+    """`ember-sim train` publishes its allocator; smi shows it; Ctrl-C removes the file."""
+    with tempfile.TemporaryDirectory() as ck:
+        train = subprocess.Popen(
+            [smi.exe, "train", "--device", "cuda", "--model", "mlp", "--train-samples", "4096",
+             "--test-samples", "64", "--epochs", "20", "--checkpoint-dir", ck],
+            env=smi.env({}), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        path = os.path.join(smi.runtime_dir, "%d.status" % train.pid)
+        deadline = time.time() + 60
+        while not os.path.exists(path) and train.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        check(os.path.exists(path), "train: publishes %s while it runs" % path)
+        time.sleep(1.5)  # a reading taken during the steps
+        rc, out, err = smi.run(["--json"], {"FAKE_NVML_PROCESSES": "0:%d:100" % train.pid})
+        d = json_of(out, "train")
+        procs = d["gpus"][0]["processes"] if d["gpus"] else []
+        ember = procs[0]["ember"] if procs else None
+        check(rc == 0 and ember is not None and ember["command"] == "train" and
+              0 < ember["allocated"] <= ember["reserved"],
+              "train: smi shows the run's allocated <= reserved", out + err)
+        train.send_signal(signal.SIGINT)
+        try:
+            _, err = train.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            train.kill()
+            train.wait()
+        check(not os.path.exists(path), "train: the status file is removed at exit (rc %s, %s)"
+              % (train.returncode, err[-300:] if err else ""))
 
 
 def main():
