@@ -31,6 +31,10 @@ fi
 mapfile -t wanted < <(awk '/AS run/ { run = 1 } run && /apt-get install/ {
     for (i = 1; i <= NF; i++) if ($i !~ /^-/ && $i != "apt-get" && $i != "install" &&
       $i != "&&" && $i != "\\") print $i }' "$dockerfile")
+if ! apt-cache show "${wanted[@]}" >/dev/null 2>&1; then
+  echo "[dockerfile] apt does not know ${wanted[*]} here (no package lists): dependency check skipped"
+  exit "$status"
+fi
 # With what they pull in: their Depends, recursively, as this machine's apt knows them.
 mapfile -t closure < <(apt-cache depends --recurse --no-recommends --no-suggests \
   --no-conflicts --no-breaks --no-replaces --no-enhances "${wanted[@]}" 2>/dev/null |

@@ -114,7 +114,8 @@ def suite_cpu(ember, tmp):
 def suite_sim(ember, tmp, table):
     out_path = os.path.join(tmp, "sim.json")
     env = {"EMBER_SIM_DEVICES": "2"}
-    rc, out, err = run([ember, "bench", "--table", table, "--json", "--save", out_path], env)
+    rc, out, err = run([ember, "bench", "--quick", "--table", table, "--json", "--save", out_path],
+                       env)
     check(rc == 0, "sim: exit %d (%s)" % (rc, err), out)
     d = json.loads(out) if rc == 0 else {}
     rows = ["matmul f32 32^3", "conv2d f32 tiny fwd+bwd", "add f32 1K", "H2D pinned 4 KiB",
@@ -129,7 +130,7 @@ def suite_sim(ember, tmp, table):
         else:
             check(r["value"] is not None and r["value"] > 0, "sim: %s on %s measured" %
                   (r["workload"], r["device"]), out)
-    rc, out, err = run([ember, "bench", "--table", table, "--save", "none"], env)
+    rc, out, err = run([ember, "bench", "--quick", "--table", table, "--save", "none"], env)
     header = [l for l in out.splitlines() if l.startswith("workload")]
     check(rc == 0 and header and header[0].split() ==
           ["workload", "unit", "cpu", "%", "peak", "cuda:0", "speed-up", "%", "peak", "cuda:1",
