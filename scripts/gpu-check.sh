@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks ember on a machine with an NVIDIA GPU in one call of a few minutes: builds it for the
-# GPU's architecture, runs `ember doctor`, the `cuda`-labelled tests, the whole op harness on the
+# GPU's architecture, runs `ember doctor`, `ember smi` and `ember bench --quick` (their output
+# joins doctor.txt), the `cuda`-labelled tests, the whole op harness on the
 # device (every `*/cuda` case and gradcheck, and the convolutions again through im2col), the GPU
 # benchmarks next to PyTorch on the same workloads (bench/gpu/workloads.txt), `ember train` next
 # to its PyTorch twin (bench/gpu/train_compare.py), and last a time-boxed compute-sanitizer pass
@@ -470,6 +471,26 @@ elif ((doctor_rc == 1)); then
   record "ember doctor" ok "no GPU: exit 1 as expected"
 else
   record "ember doctor" FAIL "exit $doctor_rc without a GPU (expected 1)"
+fi
+
+# ---- ember smi and ember bench --quick (their outputs belong in docs/smi.md, docs/bench.md) ------
+begin "ember smi, ember bench --quick"
+{
+  echo "---- ember smi"
+  "$ember" smi
+  echo "exit $?"
+  echo "---- ember smi --csv"
+  "$ember" smi --csv
+  echo "exit $?"
+  echo "---- ember bench --quick"
+  timeout "$(box 120)" "$ember" bench --quick --save "$logs/bench-quick.json" 2>/dev/null
+  echo "exit $?"
+} >"$logs/smi-bench.txt" 2>&1
+cat "$logs/smi-bench.txt" >>"$logs/doctor.txt"  # doctor.txt goes to logs.txt in --out
+if [[ -n "$gpu_names" ]] && ! grep -q '^exit 0$' "$logs/smi-bench.txt"; then
+  record "ember smi, bench" FAIL "see doctor.txt in the logs"
+else
+  record "ember smi, bench" ok "$(grep -c '^exit 0$' "$logs/smi-bench.txt") of 3 exit 0"
 fi
 
 # ---- cuda tests ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ processes with their monitor status files, --watch under SIGINT/SIGTERM and the 
 import argparse
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -190,6 +191,25 @@ def watch(smi):
     rc, out, _ = smi.run(["--watch", "0.05", "--count", "3"])
     check(rc == 0 and out.count("ember smi ") == 3 and "\033[" not in out,
           "--watch --count 3 off a terminal: three plain readings", out)
+    # On a terminal each reading redraws the screen in place.
+    master, slave = pty.openpty()
+    p = subprocess.Popen([smi.exe, "smi", "--watch", "0.05", "--count", "2"], env=smi.env({}),
+                         stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    got = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other side closed
+            break
+        if not chunk:
+            break
+        got += chunk
+    p.wait(timeout=30)
+    os.close(master)
+    text = got.decode(errors="replace")
+    check(p.returncode == 0 and text.count("\033[H\033[2J") == 2 and text.count("ember smi ") == 2,
+          "--watch on a terminal: redrawn in place twice", text)
     for sig, fmt in ((signal.SIGINT, "--csv"), (signal.SIGTERM, "--json")):
         p = smi.popen(["--watch", "0.1", fmt])
         lines = [p.stdout.readline() for _ in range(3)]
