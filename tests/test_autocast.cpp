@@ -296,6 +296,31 @@ TEST(AutocastGrad, BackwardInsideTheGuardIsNotCast) {
   EXPECT_EQ(w.grad().dtype(), kFloat32);
 }
 
+TEST(AutocastGrad, CheckpointRecomputesUnderTheSameAutocast) {
+  Tensor w = rand({4, 4}).requires_grad_();
+  Tensor x = rand({3, 4}).requires_grad_();
+  auto block = [&](const Tensor& in) { return relu(linear(in, w)); };
+  Tensor direct, ckpt;
+  {
+    amp::autocast guard(kCPU);
+    direct = block(x).sum();
+  }
+  direct.backward();
+  const Tensor gw = w.grad().clone(), gx = x.grad().clone();
+  w.mutable_grad() = Tensor();
+  x.mutable_grad() = Tensor();
+  {
+    amp::autocast guard(kCPU);
+    Tensor y = utils::checkpoint(block, x);
+    EXPECT_EQ(y.dtype(), kBFloat16);
+    ckpt = y.sum();
+  }
+  ckpt.backward();  // the recomputation runs in bfloat16 again: the same gradients, bit for bit
+  EXPECT_EQ(w.grad().dtype(), kFloat32);
+  EXPECT_TRUE(equal(w.grad(), gw));
+  EXPECT_TRUE(equal(x.grad(), gx));
+}
+
 // ---- training -----------------------------------------------------------------------------------
 
 // 20 SGD steps of a small MLP with float32 master weights: the bf16-autocast losses track the

@@ -50,6 +50,34 @@ class AutocastExcludeGuard {
   bool prev_;
 };
 
+// RAII: the autocast settings of an earlier moment, live again (not excluded) for the scope, cache
+// off. Gradient checkpointing recomputes a forward pass inside backward (where autocast is
+// excluded) and must cast as the original forward pass did.
+class AutocastReplayGuard {
+ public:
+  explicit AutocastReplayGuard(const AutocastState& saved) : prev_(t_autocast) {
+    for (int i = 0; i < 2; ++i) {
+      t_autocast.enabled[i] = saved.enabled[i];
+      t_autocast.dtype[i] = saved.dtype[i];
+    }
+    t_autocast.cache_enabled = false;
+    t_autocast.excluded = saved.excluded;
+  }
+  ~AutocastReplayGuard() {
+    for (int i = 0; i < 2; ++i) {
+      t_autocast.enabled[i] = prev_.enabled[i];
+      t_autocast.dtype[i] = prev_.dtype[i];
+    }
+    t_autocast.cache_enabled = prev_.cache_enabled;
+    t_autocast.excluded = prev_.excluded;
+  }
+  AutocastReplayGuard(const AutocastReplayGuard&) = delete;
+  AutocastReplayGuard& operator=(const AutocastReplayGuard&) = delete;
+
+ private:
+  AutocastState prev_;
+};
+
 // The cast cache of this thread: source tensor (a float32 leaf parameter) x dtype -> its cast.
 // The entry holds the source too, so its TensorImpl address cannot be reused while cached.
 const Tensor* autocast_cache_find(const Tensor& source, DType dtype);

@@ -62,6 +62,16 @@ TEST(AutocastCudaSim, DeviceTypesAreIndependent) {
   }
 }
 
+TEST(AutocastCudaSim, OpsOffTheListsKeepTheirInputDtype) {
+  Tensor a = rand({2, 3}).to(kDev), b = rand({3, 2}).to(kDev);
+  amp::autocast guard(kCUDA);
+  Tensor h = mm(a, b);  // float16
+  EXPECT_EQ(relu(h).dtype(), kFloat16);
+  EXPECT_EQ(nn::functional::mish(h).dtype(), kFloat16);  // composed of softplus, one op in PyTorch
+  EXPECT_EQ(mean(h).dtype(), kFloat16);
+  EXPECT_EQ((h * 2.0 + 1.0).dtype(), kFloat16);
+}
+
 TEST(AutocastCudaSim, ParameterCastOncePerForward) {
   Tensor w = rand({4, 4}).to(kDev).requires_grad_();
   Tensor x = rand({2, 4}).to(kDev);

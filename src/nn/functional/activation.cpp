@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/switches.h"
 #include "core/tensor_util.h"
 #include "ember/autograd.h"
 #include "ember/nn/functional/norm.h"
@@ -21,7 +22,11 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
 
 Tensor relu6(const Tensor& x) { return hardtanh(x, 0.0, 6.0); }
 
-Tensor mish(const Tensor& x) { return x * ember::tanh(ember::softplus(x)); }
+Tensor mish(const Tensor& x) {
+  // One op in PyTorch, on no autocast list: its softplus must not switch it to float32.
+  AutocastExcludeGuard no_autocast;
+  return x * ember::tanh(ember::softplus(x));
+}
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
