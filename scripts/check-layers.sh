@@ -8,9 +8,10 @@
 #   backend                   core alloc dynload kernels simt (the emulator, for src/backend/cuda)
 #   ops                       core kernels autograd backend
 #   nn data io utils          core kernels autograd ops (of src/ops/, only the entry points made
-#                             for them: ops/nn_ops.h, ops/optim_step.h; op_utils.h and the others
-#                             hand out backend(), which only the op layer calls)
+#                             for them: ops/nn_ops.h, ops/optim_step.h, ops/autocast.h; op_utils.h
+#                             and the others hand out backend(), which only the op layer calls)
 #   optim                     the same and nn (nn/options.h)
+#   amp                       the same, nn and optim
 #   umbrella                  ember/ember.h: every public header
 #   tools                     the public headers only (include/ember/, umbrella included)
 #
@@ -77,7 +78,7 @@ function exists(p,    r) { r = (getline _ < p) >= 0; close(p); return r }
 function fail(msg) { print "  " msg; bad++ }
 BEGIN {
   # folders of src/ and their layers
-  split("core alloc dynload kernels autograd backend ops nn optim data io utils", d, " ")
+  split("core alloc dynload kernels autograd backend ops nn optim data io utils amp", d, " ")
   for (i in d) srcdir[d[i]] = d[i]
   # public headers (include/ember/NAME.h or include/ember/NAME/...) and their layers
   split("macros half dtype device shape scalar storage error tensor parallel version " \
@@ -85,7 +86,7 @@ BEGIN {
   for (i in c) public[c[i]] = "core"
   public["autograd"] = "autograd"
   public["ops"] = "ops"; public["random"] = "ops"
-  split("nn optim data io utils", u, " ")
+  split("nn optim data io utils amp", u, " ")
   for (i in u) public[u[i]] = u[i]
   public["ember"] = "umbrella"
   # who may include whom (besides itself)
@@ -96,10 +97,12 @@ BEGIN {
   split("nn data io utils", libs, " ")
   for (i in libs) allow[libs[i]] = "core kernels autograd ops"
   allow["optim"] = "core kernels autograd ops nn"
-  allow["umbrella"] = "core autograd ops nn optim data io utils"
-  allow["tools"] = "core autograd ops nn optim data io utils umbrella"
+  allow["amp"] = "core kernels autograd ops nn optim"
+  allow["umbrella"] = "core autograd ops nn optim data io utils amp"
+  allow["tools"] = "core autograd ops nn optim data io utils amp umbrella"
   # the headers of src/ops/ that other layers may include
   ops_exports["ops/nn_ops.h"] = 1; ops_exports["ops/optim_step.h"] = 1
+  ops_exports["ops/autocast.h"] = 1
   for (l in allow) {
     n = split(allow[l], a, " ")
     for (i = 1; i <= n; ++i) may[l, a[i]] = 1
@@ -151,7 +154,7 @@ $0 == "" { next }
     fail(file ":" line ": " from " may not include \"" target "\" (" to ")")
   } else if (to == "ops" && first == "ops" && !(target in ops_exports)) {
     fail(file ":" line ": \"" target "\" is private to the op layer (its entry points for " \
-         "other layers: ops/nn_ops.h, ops/optim_step.h)")
+         "other layers: ops/nn_ops.h, ops/optim_step.h, ops/autocast.h)")
   }
 }
 END {
