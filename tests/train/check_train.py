@@ -257,6 +257,26 @@ def cli(ember, args, tmp):
     if os.path.exists(d):
         fail("a refused command created " + d)
 
+    # Threads that cannot be created (an address-space limit): a clear error, no hang.
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+    small = ["--epochs", "1", "--train-samples", "256", "--test-samples", "64", "--device",
+             "cpu"]
+    for flags, needle in ((["--workers", "3000"], "[DataLoader] could not start worker"),
+                          (["--threads", "1000", "--workers", "0"],
+                           "[parallel_for] could not start thread")):
+        cmd = [ember, "train", "--checkpoint-dir", os.path.join(tmp, "nothreads")] + small + flags
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=cap, timeout=120)
+        except subprocess.TimeoutExpired:
+            fail("%s hung under an address-space limit" % " ".join(cmd))
+        if p.returncode != 1 or needle not in p.stdout or "internal error" in p.stdout:
+            fail("%s exited %d without %r" % (" ".join(cmd), p.returncode, needle), p.stdout)
+        shutil.rmtree(os.path.join(tmp, "nothreads"), ignore_errors=True)
+
     # A run holds its directory: a second one is refused naming it; SIGTERM stops it like
     # Ctrl-C; the lock its process left behind is taken over by the next run.
     common = ["--epochs", "2", "--train-samples", "20000", "--test-samples", "64",
