@@ -12,6 +12,9 @@ Scenarios:
   cli        out-of-range flags are refused before training; a second run in a directory is
              refused naming the first's pid; SIGTERM saves a checkpoint like Ctrl-C; values in a
              checkpoint with a valid checksum are checked; --resume rewrites the reports.
+  crash      SIGKILL at the N-th file write or rename (--shim, an LD_PRELOAD library), SIGINT and
+             SIGTERM at random moments, then --resume: the same final model, byte for byte, and
+             complete reports.
   errors     bad input gives a one-line error and a non-zero exit, and never touches what was
              saved: unknown model/device, batch size 0, --resume without a checkpoint, a new run
              over an existing checkpoint, a checkpoint of another model, missing or corrupted data.
@@ -337,10 +340,90 @@ def cli(ember, args, tmp):
     print("cli: ok")
 
 
+def crash(ember, args, tmp):
+    """SIGKILL at chosen writes/renames, SIGINT and SIGTERM at seeded-random moments, each
+    followed by --resume (or a fresh start when no checkpoint was written yet): the final model
+    is byte-identical to an uninterrupted run's and the reports are complete."""
+    import random
+    import time
+    common = ["--epochs", "2", "--train-samples", "192", "--test-samples", "64",
+              "--batch-size", "32"]
+    ref = os.path.join(tmp, "ref")
+    args.shim = os.path.abspath(args.shim)
+    env = dict(os.environ, LD_PRELOAD=args.shim, EMBER_KILL_COUNT=os.path.join(tmp, "count"))
+    run(base_args(ember, ref, args) + common, env=env)
+    with open(os.path.join(tmp, "count")) as f:
+        kinds = f.read().strip()  # one letter per write (W) or rename (R)
+    events = len(kinds)
+    with open(os.path.join(ref, "model.safetensors"), "rb") as f:
+        want = f.read()
+    want_metrics = metrics(ref)
+
+    def finish(d, out):
+        """Resumes (or restarts) d until the run completes, then checks it."""
+        resumed = os.path.exists(os.path.join(d, "checkpoint.safetensors"))
+        cmd = ([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device]
+               if resumed else base_args(ember, d, args) + common)
+        out += run(cmd)
+        with open(os.path.join(d, "model.safetensors"), "rb") as f:
+            if f.read() != want:
+                fail("%s: the final model differs from the uninterrupted run's" % d, out)
+        diff = same(want_metrics, metrics(d))
+        with open(os.path.join(d, "metrics.csv")) as f:
+            rows = len(f.read().strip().split("\n"))
+        if diff or rows != 3 or not os.path.getsize(os.path.join(d, "chart.svg")) > 0:
+            fail("%s: incomplete reports after resuming (%s, %d csv rows)" % (d, diff, rows), out)
+
+    # Just before every rename (a file complete under its temporary name) and a seeded sample of
+    # writes (a file half written); the count is kept small for the 2-core CI.
+    rng = random.Random(17)
+    renames = [i + 1 for i, k in enumerate(kinds) if k == "R"]
+    writes = [i + 1 for i, k in enumerate(kinds) if k == "W"]
+    if len(renames) < 6:
+        fail("expected a rename for every checkpoint and report, saw: " + kinds)
+    points = sorted(set(renames + rng.sample(writes, min(len(writes), 3))))
+    for n in points:
+        d = os.path.join(tmp, "kill%d" % n)
+        env = dict(os.environ, LD_PRELOAD=args.shim, EMBER_KILL_AT=str(n))
+        p = subprocess.run(base_args(ember, d, args) + common, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != -signal.SIGKILL:
+            fail("the run to be killed at write %d of %d exited %d" % (n, events, p.returncode),
+                 p.stdout)
+        finish(d, p.stdout)
+        shutil.rmtree(d)
+
+    # SIGINT and SIGTERM at seeded-random moments, up to three per run.
+    for trial in range(3):
+        d = os.path.join(tmp, "sig%d" % trial)
+        out = ""
+        for _ in range(3):
+            resumed = os.path.exists(os.path.join(d, "checkpoint.safetensors"))
+            cmd = ([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device]
+                   if resumed else base_args(ember, d, args) + common)
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True)
+            time.sleep(rng.uniform(0.05, 1.0))
+            sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+            p.send_signal(sig)
+            text = p.communicate()[0]
+            out += text
+            # Stopped by the handler (128 + signal), finished first (0), or stopped by the
+            # signal's default action before the handler was installed: never an abort.
+            if p.returncode not in (0, 128 + sig, -sig):
+                fail("run %d: %s exited %d" % (trial, sig.name, p.returncode), text)
+            if p.returncode == 0:
+                break
+        finish(d, out)
+    print("crash: ok, %d kill points of %d writes and renames, 3 signalled runs" %
+          (len(points), events))
+
+
 def main():
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", choices=["learns", "resume", "errors", "cli"])
+    ap.add_argument("scenario", choices=["learns", "resume", "errors", "cli", "crash"])
+    ap.add_argument("--shim", help="kill_shim.so, for the crash scenario")
     ap.add_argument("ember")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--model", default="mlp")
@@ -352,8 +435,8 @@ def main():
         fail(DATA + " is missing: scripts/install-deps.sh installs dataset-fashion-mnist")
     tmp = tempfile.mkdtemp(prefix="ember-train-")
     try:
-        {"learns": learns, "resume": resume, "errors": errors,
-         "cli": cli}[args.scenario](args.ember, args, tmp)
+        {"learns": learns, "resume": resume, "errors": errors, "cli": cli,
+         "crash": crash}[args.scenario](args.ember, args, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
