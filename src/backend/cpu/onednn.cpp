@@ -46,7 +46,8 @@ const Onednn& onednn() {
     const std::string name = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
                              "." + std::to_string(v->patch) + " (" + so.path + ")";
     if (onednn_sgemm_corrupts_on_signal(v->major, v->minor, v->patch)) {
-      o.description = name +
+      // After "oneDNN " in `ember doctor`: "OpenBLAS (oneDNN 2.6.3 (path) refused: ...)".
+      o.description = name.substr(7) +
                       " refused: its JIT sgemm points the stack pointer into the heap, so "
                       "a signal during a product corrupts memory (fixed in oneDNN 3.11.2)";
       return o;
