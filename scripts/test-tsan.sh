@@ -43,8 +43,8 @@ cmake --build "$build_dir" --parallel "${EMBER_JOBS:-$(nproc 2>/dev/null || echo
 echo "[tsan] build: $((SECONDS - start)) s"
 
 # halt_on_error: the first race fails the test; second_deadlock_stack: both stacks of a
-# lock-order inversion.
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# lock-order inversion; scripts/tsan.supp: OpenBLAS's own threads (uninstrumented).
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/scripts/tsan.supp}
 limit=${EMBER_TSAN_TIMEOUT:-240}
 status=0
 start=$SECONDS

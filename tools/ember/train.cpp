@@ -301,7 +301,9 @@ void check_writable(const fs::path& dir) {
     throw Error("[train] cannot create the checkpoint directory " + dir.string() + ": " +
                 ec.message());
   }
-  const fs::path probe = dir / ".write-probe.tmp", probe2 = dir / ".write-probe";
+  const std::string pid = std::to_string(::getpid());
+  const fs::path probe = dir / (".write-probe." + pid + ".tmp"),
+                 probe2 = dir / (".write-probe." + pid);
   const int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
   bool ok = fd >= 0 && ::write(fd, "ember", 5) == 5;
   int err = errno;
