@@ -7,7 +7,8 @@
 # consumer project), then two checks that need no GPU: the sm_90 register/spill report of the CUDA
 # kernels (when nvcc is present; scripts/kernel-resources.sh) and the emulated-CUDA subset under
 # ASan and UBSan (scripts/test-sim-asan.sh --quick, in build-sim-asan/; skipped with --sanitize,
-# which already runs everything sanitized).
+# which already runs everything sanitized), and the thread-pool and DataLoader tests under
+# ThreadSanitizer (scripts/test-tsan.sh, in build-tsan/; also skipped with --sanitize).
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
 #
@@ -89,6 +90,13 @@ fi
 if [[ -f $build_dir/simt/libember_simt.a && " ${build_args[*]} " != *" --sanitize "* ]]; then
   echo "[test] emulated CUDA under ASan (subset)"
   EMBER_SKIP_DEPS=1 "$ROOT/scripts/test-sim-asan.sh" --quick || status=1
+fi
+# The thread pool and the DataLoader under ThreadSanitizer: a data race fails.
+if [[ " ${build_args[*]} " != *" --sanitize "* ]]; then
+  echo "[test] thread pool and DataLoader under TSan"
+  tsan_start=$SECONDS
+  EMBER_SKIP_DEPS=1 "$ROOT/scripts/test-tsan.sh" || status=1
+  echo "[test] TSan: $((SECONDS - tsan_start)) s"
 fi
 
 if ((status != 0)); then

@@ -428,6 +428,31 @@ TEST(Optim, LoadStateDictChecksGroups) {
             "doesn't match the size of optimizer's group");
 }
 
+TEST(Optim, LoadStateDictRefusesAnotherOptimizersState) {
+  Tensor a = ones({2}).requires_grad_();
+  SGD sgd({a}, SGDOptions(0.1).momentum(0.9));
+  AdamW adamw({a}, AdamWOptions(0.01));
+  a.sum().backward();
+  sgd.step();
+  adamw.step();
+  const auto sgd_state = sgd.state_dict(), adamw_state = adamw.state_dict();
+  const std::string e1 = error_of([&] { adamw.load_state_dict(sgd_state); });
+  EXPECT_NE(e1.find("is not an option of this optimizer: the state dict was saved by another "
+                    "optimizer"),
+            std::string::npos)
+      << e1;
+  const std::string e2 = error_of([&] { sgd.load_state_dict(adamw_state); });
+  EXPECT_NE(e2.find("saved by another optimizer"), std::string::npos) << e2;
+  // Nothing changed: each still loads its own state.
+  adamw.load_state_dict(adamw_state);
+  sgd.load_state_dict(sgd_state);
+  // A malformed index is a ValueError naming the key, not a parse failure.
+  OptimizerStateDict bad = sgd_state;
+  bad.insert("state.x1.momentum_buffer", zeros({2}));
+  EXPECT_EQ(error_of([&] { sgd.load_state_dict(bad); }),
+            "[Optimizer.load_state_dict] malformed key 'state.x1.momentum_buffer'");
+}
+
 // ---- errors -------------------------------------------------------------------------------------
 
 TEST(Optim, Errors) {

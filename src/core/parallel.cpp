@@ -7,9 +7,11 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "core/thread_util.h"
 #include "ember/error.h"
 
 namespace ember {
@@ -39,7 +41,24 @@ class ThreadPool {
     lock.lock();
     threads_.clear();
     stop_ = false;
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    threads_.reserve(static_cast<size_t>(workers));
+    for (int i = 0; i < workers; ++i) {
+      try {
+        threads_.push_back(detail::start_compute_thread([this] { loop(); }));
+      } catch (const std::exception& e) {
+        // Those already started are joined: nothing is left running when the error leaves.
+        stop_ = true;
+        cv_.notify_all();
+        lock.unlock();
+        for (auto& t : threads_) t.join();
+        lock.lock();
+        threads_.clear();
+        stop_ = false;
+        throw Error("[parallel_for] could not start thread " + std::to_string(i + 1) + " of " +
+                    std::to_string(workers) + " of the thread pool (" +
+                    detail::thread_error_text(e) + "); lower set_num_threads");
+      }
+    }
   }
 
   void run(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)>& fn) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/tensor_util.h"
+#include "core/thread_util.h"
 #include "data/seed.h"
 #include "data/worker_context.h"
 #include "ember/cuda.h"
@@ -215,18 +216,19 @@ class WorkerPool {
   WorkerPool(std::shared_ptr<const LoadContext> ctx, int num_workers, size_t window)
       : ctx_(std::move(ctx)), window_(window) {
     threads_.reserve(static_cast<size_t>(num_workers));
-    for (int id = 0; id < num_workers; ++id) threads_.emplace_back([this, id] { work(id); });
+    for (int id = 0; id < num_workers; ++id) {
+      try {
+        threads_.push_back(ember::detail::start_compute_thread([this, id] { work(id); }));
+      } catch (const std::exception& e) {
+        stop_all();  // the destructor does not run for a constructor that throws
+        throw Error("[DataLoader] could not start worker " + std::to_string(id + 1) + " of " +
+                    std::to_string(num_workers) + " (" + ember::detail::thread_error_text(e) +
+                    "); lower num_workers");
+      }
+    }
   }
 
-  ~WorkerPool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-      live_.store(std::numeric_limits<uint64_t>::max());
-    }
-    work_cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
+  ~WorkerPool() { stop_all(); }
 
   // Starts a pass, ending the current one; returns the pass's generation.
   uint64_t start(std::shared_ptr<const Plan> plan) {
@@ -284,6 +286,18 @@ class WorkerPool {
     Example batch;
     std::string error;  // set when loading failed
   };
+
+  // Stops and joins every started worker.
+  void stop_all() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      live_.store(std::numeric_limits<uint64_t>::max());
+    }
+    work_cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
 
   void check_current(uint64_t gen) const {
     if (gen != gen_ || !plan_) {

@@ -2,6 +2,7 @@
 #include "ember/optim/optimizer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -199,12 +200,33 @@ OptimizerStateDict Optimizer::state_dict() const {
 
 void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
   const std::string where = "[Optimizer.load_state_dict] ";
+  // The index between `begin` and the next dot of a key, or a ValueError naming the key.
+  const auto index_of = [&](const std::string& key, size_t begin, size_t end) {
+    int64_t v = -1;
+    const char* first = key.data() + begin;
+    const char* last = key.data() + end;
+    auto [ptr, ec] = std::from_chars(first, last, v);
+    if (first == last || ec != std::errc() || ptr != last || v < 0) {
+      throw ValueError(where + "malformed key '" + key + "'");
+    }
+    return v;
+  };
+  std::vector<std::string> known = {"params", "initial_lr"};
+  if (!groups_.empty()) {
+    for (const std::string& n : groups_.front().options().option_names()) known.push_back(n);
+  }
   std::map<int64_t, Tensor> saved_params;  // group -> its saved parameter indices
   for (const auto& [key, t] : sd) {
     if (key.rfind("param_groups.", 0) != 0) continue;
     const size_t dot = key.find('.', 13);
     if (dot == std::string::npos) throw ValueError(where + "malformed key '" + key + "'");
-    if (key.substr(dot + 1) == "params") saved_params[std::stoll(key.substr(13, dot - 13))] = t;
+    const std::string name = key.substr(dot + 1);
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      // SGD's momentum or AdamW's betas: the state of another optimizer.
+      throw ValueError(where + "'" + key + "' is not an option of this optimizer: the state " +
+                       "dict was saved by another optimizer");
+    }
+    if (name == "params") saved_params[index_of(key, 13, dot)] = t;
   }
   if (saved_params.size() != groups_.size()) {
     throw ValueError(where + "loaded state dict has a different number of parameter groups");
@@ -230,7 +252,7 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
     if (key.rfind("state.", 0) != 0) continue;
     const size_t dot = key.find('.', 6);
     if (dot == std::string::npos) throw ValueError(where + "malformed key '" + key + "'");
-    const int64_t id = std::stoll(key.substr(6, dot - 6));
+    const int64_t id = index_of(key, 6, dot);
     const std::string name = key.substr(dot + 1);
     auto it = id_map.find(id);
     if (it == id_map.end()) {

@@ -9,6 +9,12 @@ Scenarios:
   resume     a run stopped by Ctrl-C (SIGINT) after its first progress line saves a checkpoint
              and exits 130; --resume then finishes it with the same losses and accuracies as an
              uninterrupted run; a further --resume of the finished run changes nothing.
+  cli        out-of-range flags are refused before training; a second run in a directory is
+             refused naming the first's pid; SIGTERM saves a checkpoint like Ctrl-C; values in a
+             checkpoint with a valid checksum are checked; --resume rewrites the reports.
+  crash      SIGKILL at the N-th file write or rename (--shim, an LD_PRELOAD library), SIGINT and
+             SIGTERM at random moments, then --resume: the same final model, byte for byte, and
+             complete reports.
   errors     bad input gives a one-line error and a non-zero exit, and never touches what was
              saved: unknown model/device, batch size 0, --resume without a checkpoint, a new run
              over an existing checkpoint, a checkpoint of another model, missing or corrupted data.
@@ -177,10 +183,247 @@ def errors(ember, args, tmp):
     print("errors: ok")
 
 
+def rewrite_checkpoint(path, **changes):
+    """Rewrites a checkpoint's metadata entries with a valid checksum (its tensors unchanged)."""
+    import zlib
+    with open(path, "rb") as f:
+        blob = f.read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + n])
+    data = blob[8 + n:]
+    meta = header["__metadata__"]
+    meta.update({k: str(v) for k, v in changes.items()})
+    crc = 0
+
+    def put(s):
+        nonlocal crc
+        crc = zlib.crc32(s.encode() + b"\0", crc)
+    for k in sorted(meta):
+        if k != "ember.checksum":
+            put(k)
+            put(meta[k])
+    tensors = sorted((v["data_offsets"][0], k, v) for k, v in header.items()
+                     if k != "__metadata__")
+    for _, name, v in tensors:
+        put(name)
+        put(v["dtype"])
+        for d in v["shape"]:
+            put(str(d))
+        put("")
+    for _, _, v in tensors:
+        crc = zlib.crc32(data[v["data_offsets"][0]:v["data_offsets"][1]], crc)
+    meta["ember.checksum"] = "crc32:%08x" % crc
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def wait_for(p, prefix):
+    """Reads p's output until a line starting with prefix; returns what it read."""
+    lines = []
+    for line in p.stdout:
+        lines.append(line)
+        if line.startswith(prefix):
+            break
+    return "".join(lines)
+
+
+def cli(ember, args, tmp):
+    """The command line's limits, the directory lock, SIGTERM, checkpoint value checks and the
+    reports rewritten on resume."""
+    def refused(cmd, rc, needle):
+        out = run(cmd, expect_rc=rc)
+        if needle not in out:
+            fail("expected %r in the error of %s" % (needle, " ".join(cmd)), out)
+        if "internal error" in out or "epoch 1/" in out:
+            fail("%s: not a clean refusal before training" % " ".join(cmd), out)
+        return out
+
+    d = os.path.join(tmp, "c")
+    t = [ember, "train", "--checkpoint-dir", d]
+    for lr in ("inf", "nan", "1e308", "-1", "0"):
+        refused(t + ["--lr", lr], 2, "--lr must be a finite number above 0")
+    refused(t + ["--lr", "1e999"], 2, "--lr: 1e999 is out of range")
+    refused(t + ["--threads", "100000"], 2, "--threads must be at most 1024, got 100000")
+    refused(t + ["--threads", "4294967297"], 2, "--threads must be at most 1024")
+    refused(t + ["--workers", "2147483648"], 2, "--workers must be at most 4096")
+    refused(t + ["--workers", "99999999999999999999"], 2, "--workers: 99999999999999999999 is "
+            "out of range")
+    refused(t + ["--seed", "18446744073709551616"], 2, "--seed expects an integer from 0 to")
+    refused(t + ["--seed", "-1"], 2, "--seed expects an integer")
+    # Found before any data is read or any training done.
+    refused([ember, "train", "--checkpoint-dir", "/proc/self/ember-run"], 1,
+            "cannot create the checkpoint directory /proc/self/ember-run")
+    refused([ember, "train", "--checkpoint-dir", "/proc/self"], 1,
+            "cannot write to the checkpoint directory /proc/self")
+    if os.path.exists(d):
+        fail("a refused command created " + d)
+
+    # Threads that cannot be created (an address-space limit): a clear error, no hang.
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+    small = ["--epochs", "1", "--train-samples", "256", "--test-samples", "64", "--device",
+             "cpu"]
+    for flags, needle in ((["--workers", "3000"], "[DataLoader] could not start worker"),
+                          (["--threads", "1000", "--workers", "0"],
+                           "[parallel_for] could not start thread")):
+        cmd = [ember, "train", "--checkpoint-dir", os.path.join(tmp, "nothreads")] + small + flags
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=cap, timeout=120)
+        except subprocess.TimeoutExpired:
+            fail("%s hung under an address-space limit" % " ".join(cmd))
+        if p.returncode != 1 or needle not in p.stdout or "internal error" in p.stdout:
+            fail("%s exited %d without %r" % (" ".join(cmd), p.returncode, needle), p.stdout)
+        shutil.rmtree(os.path.join(tmp, "nothreads"), ignore_errors=True)
+
+    # A run holds its directory: a second one is refused naming it; SIGTERM stops it like
+    # Ctrl-C; the lock its process left behind is taken over by the next run.
+    common = ["--epochs", "2", "--train-samples", "20000", "--test-samples", "64",
+              "--batch-size", "16", "--seed", "18446744073709551615"]
+    p = subprocess.Popen(base_args(ember, d, args)[:-4] + ["--workers", "1"] + common,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = wait_for(p, "epoch 1/2  batch")
+    p.send_signal(signal.SIGSTOP)  # it keeps its lock, and stays inside epoch 1
+    refused(base_args(ember, d, args) + common, 1,
+            "is in use by another ember train (pid %d)" % p.pid)
+    p.send_signal(signal.SIGTERM)
+    p.send_signal(signal.SIGCONT)
+    out += p.stdout.read()
+    if p.wait() != 143 or "interrupted (SIGTERM): saved" not in out:
+        fail("SIGTERM did not save a checkpoint and exit 143 (exit %d)" % p.returncode, out)
+    out = run([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device])
+    if "resuming after epoch 0, batch" not in out or len(metrics(d)) != 2:
+        fail("the run stopped by SIGTERM did not resume to its end", out)
+
+    # Values in a checkpoint with a valid checksum are checked, naming file and key.
+    ck = os.path.join(d, "checkpoint.safetensors")
+    with open(ck, "rb") as f:
+        good = f.read()
+    for key, value, needle in (
+            ("epochs", "abc", "'epochs' is 'abc', expected an integer"),
+            ("epochs", "3 apples", "'epochs' is '3 apples', expected an integer"),
+            ("epoch", "7", "'epoch' is '7', expected an integer from 0 to 2"),
+            ("batch_size", "-4", "'batch_size' is '-4'"),
+            ("lr", "inf", "'lr' is 'inf'"),
+            ("seed", "x", "'seed' is 'x'"),
+            ("loss_sum", "nan", "'loss_sum' is 'nan'"),
+            ("scheduler", "warp", "'scheduler' is 'warp', expected one of onecycle"),
+            ("optimizer", "adamw", "saved by another optimizer")):
+        rewrite_checkpoint(ck, **{key: value})
+        out = refused([ember, "train", "--resume", "--checkpoint-dir", d], 1, needle)
+        if ck not in out:
+            fail("the error does not name the checkpoint", out)
+        with open(ck, "wb") as f:
+            f.write(good)
+    # A kill after the last checkpoint but before the reports: --resume rewrites them from the
+    # checkpoint's history.
+    want = metrics(d)
+    os.remove(os.path.join(d, "chart.svg"))
+    os.remove(os.path.join(d, "metrics.csv"))
+    with open(os.path.join(d, "metrics.jsonl"), "r+") as f:
+        first = f.readline()
+        f.seek(0)
+        f.truncate()
+        f.write(first)
+    run([ember, "train", "--resume", "--checkpoint-dir", d])
+    if metrics(d) != want:
+        fail("--resume did not rewrite metrics.jsonl: %r" % metrics(d))
+    with open(os.path.join(d, "metrics.csv")) as f:
+        if len(f.read().strip().split("\n")) != 3:
+            fail("--resume did not rewrite metrics.csv")
+    if not os.path.getsize(os.path.join(d, "chart.svg")) > 0:
+        fail("--resume did not rewrite chart.svg")
+    print("cli: ok")
+
+
+def crash(ember, args, tmp):
+    """SIGKILL at chosen writes/renames, SIGINT and SIGTERM at seeded-random moments, each
+    followed by --resume (or a fresh start when no checkpoint was written yet): the final model
+    is byte-identical to an uninterrupted run's and the reports are complete."""
+    import random
+    import time
+    common = ["--epochs", "2", "--train-samples", "192", "--test-samples", "64",
+              "--batch-size", "32"]
+    ref = os.path.join(tmp, "ref")
+    args.shim = os.path.abspath(args.shim)
+    env = dict(os.environ, LD_PRELOAD=args.shim, EMBER_KILL_COUNT=os.path.join(tmp, "count"))
+    run(base_args(ember, ref, args) + common, env=env)
+    with open(os.path.join(tmp, "count")) as f:
+        kinds = f.read().strip()  # one letter per write (W) or rename (R)
+    events = len(kinds)
+    with open(os.path.join(ref, "model.safetensors"), "rb") as f:
+        want = f.read()
+    want_metrics = metrics(ref)
+
+    def finish(d, out):
+        """Resumes (or restarts) d until the run completes, then checks it."""
+        resumed = os.path.exists(os.path.join(d, "checkpoint.safetensors"))
+        cmd = ([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device]
+               if resumed else base_args(ember, d, args) + common)
+        out += run(cmd)
+        with open(os.path.join(d, "model.safetensors"), "rb") as f:
+            if f.read() != want:
+                fail("%s: the final model differs from the uninterrupted run's" % d, out)
+        diff = same(want_metrics, metrics(d))
+        with open(os.path.join(d, "metrics.csv")) as f:
+            rows = len(f.read().strip().split("\n"))
+        if diff or rows != 3 or not os.path.getsize(os.path.join(d, "chart.svg")) > 0:
+            fail("%s: incomplete reports after resuming (%s, %d csv rows)" % (d, diff, rows), out)
+
+    # Just before every rename (a file complete under its temporary name) and a seeded sample of
+    # writes (a file half written); the count is kept small for the 2-core CI.
+    rng = random.Random(17)
+    renames = [i + 1 for i, k in enumerate(kinds) if k == "R"]
+    writes = [i + 1 for i, k in enumerate(kinds) if k == "W"]
+    if len(renames) < 6:
+        fail("expected a rename for every checkpoint and report, saw: " + kinds)
+    points = sorted(set(renames + rng.sample(writes, min(len(writes), 3))))
+    for n in points:
+        d = os.path.join(tmp, "kill%d" % n)
+        env = dict(os.environ, LD_PRELOAD=args.shim, EMBER_KILL_AT=str(n))
+        p = subprocess.run(base_args(ember, d, args) + common, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != -signal.SIGKILL:
+            fail("the run to be killed at write %d of %d exited %d" % (n, events, p.returncode),
+                 p.stdout)
+        finish(d, p.stdout)
+        shutil.rmtree(d)
+
+    # SIGINT and SIGTERM at seeded-random moments, up to three per run.
+    for trial in range(3):
+        d = os.path.join(tmp, "sig%d" % trial)
+        out = ""
+        for _ in range(3):
+            resumed = os.path.exists(os.path.join(d, "checkpoint.safetensors"))
+            cmd = ([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device]
+                   if resumed else base_args(ember, d, args) + common)
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True)
+            time.sleep(rng.uniform(0.05, 1.0))
+            sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+            p.send_signal(sig)
+            text = p.communicate()[0]
+            out += text
+            # Stopped by the handler (128 + signal), finished first (0), or stopped by the
+            # signal's default action before the handler was installed: never an abort.
+            if p.returncode not in (0, 128 + sig, -sig):
+                fail("run %d: %s exited %d" % (trial, sig.name, p.returncode), text)
+            if p.returncode == 0:
+                break
+        finish(d, out)
+    print("crash: ok, %d kill points of %d writes and renames, 3 signalled runs" %
+          (len(points), events))
+
+
 def main():
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", choices=["learns", "resume", "errors"])
+    ap.add_argument("scenario", choices=["learns", "resume", "errors", "cli", "crash"])
+    ap.add_argument("--shim", help="kill_shim.so, for the crash scenario")
     ap.add_argument("ember")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--model", default="mlp")
@@ -192,7 +435,8 @@ def main():
         fail(DATA + " is missing: scripts/install-deps.sh installs dataset-fashion-mnist")
     tmp = tempfile.mkdtemp(prefix="ember-train-")
     try:
-        {"learns": learns, "resume": resume, "errors": errors}[args.scenario](args.ember, args, tmp)
+        {"learns": learns, "resume": resume, "errors": errors, "cli": cli,
+         "crash": crash}[args.scenario](args.ember, args, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -18,6 +18,9 @@ int64_t Args::get_int(const std::string& name, int64_t fallback) const {
   int64_t out = 0;
   const char* end = v->data() + v->size();
   auto [ptr, ec] = std::from_chars(v->data(), end, out);
+  if (ec == std::errc::result_out_of_range) {
+    throw UsageError{"--" + name + ": " + *v + " is out of range"};
+  }
   if (ec != std::errc() || ptr != end || v->empty()) {
     throw UsageError{"--" + name + " expects an integer, got '" + *v + "'"};
   }
@@ -30,6 +33,9 @@ double Args::get_double(const std::string& name, double fallback) const {
   double out = 0;
   const char* end = v->data() + v->size();
   auto [ptr, ec] = std::from_chars(v->data(), end, out);
+  if (ec == std::errc::result_out_of_range) {
+    throw UsageError{"--" + name + ": " + *v + " is out of range"};
+  }
   if (ec != std::errc() || ptr != end || v->empty()) {
     throw UsageError{"--" + name + " expects a number, got '" + *v + "'"};
   }

@@ -1,16 +1,23 @@
 // `ember train`: trains a model on Fashion-MNIST on the best device present, with a progress
 // line, per-epoch test accuracy, metrics files, a chart, checkpoints every epoch, --resume and a
 // clean stop on Ctrl-C (the checkpoint is saved first).
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -33,6 +40,9 @@ constexpr const char* kFormat = "ember-train/1";
 constexpr const char* kCheckpointFile = "checkpoint.safetensors";
 // Fashion-MNIST's pixel mean and standard deviation over the training set.
 constexpr double kMean = 0.2860, kStd = 0.3530;
+// Bounds of the numeric flags: beyond them a value is a typo, not a setting.
+constexpr int64_t kMaxThreads = 1024, kMaxWorkers = 4096;
+constexpr double kMaxLr = 100;
 
 struct Config {
   std::string model = "cnn";
@@ -60,14 +70,40 @@ std::string choice(const Args& args, const std::string& flag, const std::string&
   throw UsageError{"--" + flag + ": unknown value '" + v + "' (choose from " + list + ")"};
 }
 
-int64_t positive(const Args& args, const std::string& flag, int64_t fallback, int64_t min = 1) {
+int64_t positive(const Args& args, const std::string& flag, int64_t fallback, int64_t min = 1,
+                 int64_t max = std::numeric_limits<int64_t>::max()) {
   const int64_t v = args.get_int(flag, fallback);
   if (v < min) {
     throw UsageError{"--" + flag + " must be at least " + std::to_string(min) + ", got " +
                      std::to_string(v)};
   }
+  if (v > max) {
+    throw UsageError{"--" + flag + " must be at most " + std::to_string(max) + ", got " +
+                     std::to_string(v)};
+  }
   return v;
 }
+
+// An unsigned 64-bit integer in decimal, or nullopt.
+std::optional<uint64_t> parse_u64(const std::string& s) {
+  uint64_t v = 0;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return v;
+}
+
+uint64_t seed_flag(const Args& args) {
+  const auto v = args.get("seed");
+  if (!v) return 0;
+  const auto seed = parse_u64(*v);
+  if (!seed) {
+    throw UsageError{"--seed expects an integer from 0 to 18446744073709551615, got '" + *v + "'"};
+  }
+  return *seed;
+}
+
+bool valid_lr(double lr) { return std::isfinite(lr) && lr > 0 && lr <= kMaxLr; }
 
 Device pick_device(const std::string& spec) {
   if (spec == "auto") return cuda::is_available() ? Device(kCUDA, 0) : Device(kCPU);
@@ -213,6 +249,102 @@ const std::string& meta(const io::Checkpoint& ck, const std::string& key, const 
   return it->second;
 }
 
+// Every value read from a checkpoint is checked: a bad one names the file and the key.
+[[noreturn]] void bad_value(const fs::path& file, const std::string& key, const std::string& v,
+                            const std::string& expected) {
+  throw Error("[train] " + file.string() + ": '" + key + "' is '" + v + "', expected " + expected);
+}
+
+int64_t meta_int(const io::Checkpoint& ck, const std::string& key, const fs::path& file,
+                 int64_t min, int64_t max = std::numeric_limits<int64_t>::max()) {
+  const std::string& v = meta(ck, key, file);
+  int64_t out = 0;
+  const char* end = v.data() + v.size();
+  auto [ptr, ec] = std::from_chars(v.data(), end, out);
+  if (v.empty() || ec != std::errc() || ptr != end || out < min || out > max) {
+    bad_value(file, key, v,
+              "an integer from " + std::to_string(min) + " to " + std::to_string(max));
+  }
+  return out;
+}
+
+double meta_real(const io::Checkpoint& ck, const std::string& key, const fs::path& file,
+                 double min = 0) {
+  const std::string& v = meta(ck, key, file);
+  char* end = nullptr;
+  errno = 0;
+  const double out = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(out) || out < min) {
+    bad_value(file, key, v, "a finite number of at least " + str(min));
+  }
+  return out;
+}
+
+const std::string& meta_choice(const io::Checkpoint& ck, const std::string& key,
+                               const fs::path& file, const std::vector<std::string>& allowed) {
+  const std::string& v = meta(ck, key, file);
+  std::string list;
+  for (const std::string& a : allowed) {
+    if (v == a) return v;
+    list += (list.empty() ? "" : ", ") + a;
+  }
+  bad_value(file, key, v, "one of " + list);
+}
+
+// ---- the checkpoint directory -------------------------------------------------------------------
+
+// Creates dir and checks that files can be created, written and renamed in it, before any
+// training is done.
+void check_writable(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw Error("[train] cannot create the checkpoint directory " + dir.string() + ": " +
+                ec.message());
+  }
+  const std::string pid = std::to_string(::getpid());
+  const fs::path probe = dir / (".write-probe." + pid + ".tmp"),
+                 probe2 = dir / (".write-probe." + pid);
+  const int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && ::write(fd, "ember", 5) == 5;
+  int err = errno;
+  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  if (ok && ::rename(probe.c_str(), probe2.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  ::unlink(probe.c_str());
+  ::unlink(probe2.c_str());
+  if (!ok) {
+    throw Error("[train] cannot write to the checkpoint directory " + dir.string() + ": " +
+                std::strerror(err));
+  }
+}
+
+// Holds dir/.lock (flock) for the rest of the process, so that two runs never share a directory;
+// the kernel drops the lock when its process ends, so a lock left by a dead run is taken over.
+void lock_dir(const fs::path& dir) {
+  const fs::path file = dir / ".lock";
+  const int fd = ::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error("[train] cannot create " + file.string() + ": " + std::strerror(errno));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    ::close(fd);
+    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    throw Error("[train] " + dir.string() + " is in use by another ember train (pid " + pid +
+                "): wait for it to end, or choose another --checkpoint-dir");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    throw Error("[train] cannot write " + file.string() + ": " + std::strerror(errno));
+  }
+  // fd stays open (and locked) until the process exits.
+}
+
 // Writes text to dir/name through a temporary file, so a reader never sees half a file.
 void write_file(const fs::path& dir, const std::string& name, const std::string& text) {
   const fs::path tmp = dir / ("." + name + ".tmp");
@@ -224,22 +356,36 @@ void write_file(const fs::path& dir, const std::string& name, const std::string&
   fs::rename(tmp, dir / name);
 }
 
+// metrics.csv, metrics.jsonl and chart.svg, each replaced atomically.
+void write_reports(const fs::path& dir, const Config& c, const std::vector<EpochMetrics>& h) {
+  write_file(dir, "metrics.csv", metrics_csv(h));
+  write_file(dir, "metrics.jsonl", metrics_jsonl(h));
+  write_file(dir, "chart.svg", metrics_svg(h, "ember train: " + c.model + " on Fashion-MNIST"));
+}
+
 // ---- Ctrl-C -------------------------------------------------------------------------------------
 
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted.store(true); }
+// The signal that asked the run to stop (SIGINT or SIGTERM), 0 while none did.
+std::atomic<int> g_interrupted{0};
+extern "C" void on_stop_signal(int sig) { g_interrupted.store(sig); }
 
-// Installs the SIGINT handler for its lifetime, restoring the previous one after.
+// Installs the SIGINT and SIGTERM handlers for its lifetime, restoring the previous ones after.
+// ember's own threads block both, so the handler runs on a thread of the command's.
 struct InterruptGuard {
-  struct sigaction old {};
+  struct sigaction old_int {
+  }, old_term{};
   InterruptGuard() {
-    g_interrupted = false;
+    g_interrupted = 0;
     struct sigaction sa {};
-    sa.sa_handler = on_sigint;
+    sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
   }
-  ~InterruptGuard() { sigaction(SIGINT, &old, nullptr); }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
 };
 
 // ---- the run ------------------------------------------------------------------------------------
@@ -284,8 +430,10 @@ int run_train(const Args& args) {
   const fs::path dir = args.get("checkpoint-dir").value_or("runs/fashion-mnist");
   const std::string root = args.get("data").value_or(data::FashionMNIST::kDefaultRoot);
   const Device device = pick_device(args.get("device").value_or("auto"));
-  const int64_t workers = positive(args, "workers", 1, 0);
-  if (args.has("threads")) set_num_threads(static_cast<int>(positive(args, "threads", 1)));
+  const int64_t workers = positive(args, "workers", 1, 0, kMaxWorkers);
+  if (args.has("threads")) {
+    set_num_threads(static_cast<int>(positive(args, "threads", 1, 1, kMaxThreads)));
+  }
   const bool terminal = isatty(STDOUT_FILENO) == 1;
 
   std::optional<io::Checkpoint> ck;
@@ -296,6 +444,8 @@ int run_train(const Args& args) {
       throw Error("[train] --resume: no checkpoint in " + dir.string() +
                   "; start a run without --resume (or point --checkpoint-dir at a run)");
     }
+    lock_dir(dir);
+    check_writable(dir);
     ck = io::load_checkpoint(ck_file.string());
     if (meta(*ck, "format", ck_file) != kFormat) {
       throw Error("[train] " + ck_file.string() + " has format '" + meta(*ck, "format", ck_file) +
@@ -307,24 +457,37 @@ int run_train(const Args& args) {
       throw Error("[train] " + ck_file.string() + " is a checkpoint of model '" + c.model +
                   "', not '" + *m + "': drop --model or use another --checkpoint-dir");
     }
-    c.optimizer = meta(*ck, "optimizer", ck_file);
-    c.scheduler = meta(*ck, "scheduler", ck_file);
-    c.epochs = std::stoll(meta(*ck, "epochs", ck_file));
-    c.batch_size = std::stoll(meta(*ck, "batch_size", ck_file));
-    c.lr = std::stod(meta(*ck, "lr", ck_file));
-    c.weight_decay = std::stod(meta(*ck, "weight_decay", ck_file));
-    c.seed = std::stoull(meta(*ck, "seed", ck_file));
-    c.train_samples = std::stoll(meta(*ck, "train_samples", ck_file));
-    c.test_samples = std::stoll(meta(*ck, "test_samples", ck_file));
-    pos.epoch = std::stoll(meta(*ck, "epoch", ck_file));
-    pos.batch = std::stoll(meta(*ck, "batch", ck_file));
-    pos.step = std::stoll(meta(*ck, "step", ck_file));
-    pos.loss_sum = std::stod(meta(*ck, "loss_sum", ck_file));
-    pos.correct = std::stod(meta(*ck, "correct", ck_file));
-    pos.seen = std::stod(meta(*ck, "seen", ck_file));
-    pos.train_seconds = std::stod(meta(*ck, "train_seconds", ck_file));
-    pos.elapsed = std::stod(meta(*ck, "elapsed", ck_file));
-    pos.history = parse_metrics_jsonl(meta(*ck, "history", ck_file));
+    meta_choice(*ck, "model", ck_file, {"cnn", "mlp"});
+    c.optimizer = meta_choice(*ck, "optimizer", ck_file, {"sgd", "adamw"});
+    c.scheduler = meta_choice(*ck, "scheduler", ck_file, {"onecycle", "cosine", "step", "none"});
+    c.epochs = meta_int(*ck, "epochs", ck_file, 1);
+    c.batch_size = meta_int(*ck, "batch_size", ck_file, 1);
+    c.lr = meta_real(*ck, "lr", ck_file);
+    if (!valid_lr(c.lr)) bad_value(ck_file, "lr", meta(*ck, "lr", ck_file), "a positive lr");
+    c.weight_decay = meta_real(*ck, "weight_decay", ck_file);
+    const auto seed = parse_u64(meta(*ck, "seed", ck_file));
+    if (!seed) bad_value(ck_file, "seed", meta(*ck, "seed", ck_file), "an unsigned integer");
+    c.seed = *seed;
+    c.train_samples = meta_int(*ck, "train_samples", ck_file, 0);
+    c.test_samples = meta_int(*ck, "test_samples", ck_file, 0);
+    pos.epoch = meta_int(*ck, "epoch", ck_file, 0, c.epochs);
+    pos.batch = meta_int(*ck, "batch", ck_file, 0);
+    pos.step = meta_int(*ck, "step", ck_file, 0);
+    pos.loss_sum = meta_real(*ck, "loss_sum", ck_file);
+    pos.correct = meta_real(*ck, "correct", ck_file);
+    pos.seen = meta_real(*ck, "seen", ck_file);
+    pos.train_seconds = meta_real(*ck, "train_seconds", ck_file);
+    pos.elapsed = meta_real(*ck, "elapsed", ck_file);
+    try {
+      pos.history = parse_metrics_jsonl(meta(*ck, "history", ck_file));
+    } catch (const std::exception& e) {
+      throw Error("[train] " + ck_file.string() + ": 'history' is not valid: " + e.what());
+    }
+    if (static_cast<int64_t>(pos.history.size()) != pos.epoch) {
+      throw Error("[train] " + ck_file.string() + ": 'history' holds " +
+                  std::to_string(pos.history.size()) + " epoch(s) but 'epoch' is " +
+                  std::to_string(pos.epoch));
+    }
     for (const char* fixed : {"optimizer", "scheduler", "batch-size", "lr", "seed", "epochs",
                               "train-samples", "test-samples"}) {
       if (args.has(fixed)) {
@@ -340,11 +503,16 @@ int run_train(const Args& args) {
     c.epochs = positive(args, "epochs", c.epochs);
     c.batch_size = positive(args, "batch-size", c.batch_size);
     c.lr = args.get_double("lr", c.optimizer == "adamw" ? 2e-3 : c.lr);
-    if (!(c.lr > 0)) throw UsageError{"--lr must be positive"};
+    if (!valid_lr(c.lr)) {
+      throw UsageError{"--lr must be a finite number above 0 and at most " + str(kMaxLr) +
+                       ", got " + *args.get("lr")};
+    }
     c.weight_decay = c.optimizer == "adamw" ? 1e-2 : c.weight_decay;
-    c.seed = static_cast<uint64_t>(positive(args, "seed", 0, 0));
+    c.seed = seed_flag(args);
     c.train_samples = positive(args, "train-samples", 0, 0);
     c.test_samples = positive(args, "test-samples", 0, 0);
+    check_writable(dir);
+    lock_dir(dir);
     if (fs::exists(ck_file)) {
       throw Error("[train] " + dir.string() +
                   " already holds a checkpoint: pass --resume to continue that run, or choose "
@@ -375,12 +543,20 @@ int run_train(const Args& args) {
   auto sched = make_scheduler(c, *opt, batches);
   const bool per_batch_sched = c.scheduler == "onecycle" || c.scheduler == "cosine";
   if (ck) {
-    model->load_state_dict(ck->get("model."));
-    opt->load_state_dict(ck->get("optimizer."));
-    if (sched) sched->load_state_dict(ck->get("scheduler."));
-    io::restore_rng_state(ck->get("rng."));
+    try {
+      model->load_state_dict(ck->get("model."));
+      opt->load_state_dict(ck->get("optimizer."));
+      if (sched) sched->load_state_dict(ck->get("scheduler."));
+      io::restore_rng_state(ck->get("rng."));
+    } catch (const Error& e) {
+      throw Error("[train] " + ck_file.string() + " does not fit its own settings (model " +
+                  c.model + ", optimizer " + c.optimizer + ", scheduler " + c.scheduler +
+                  "): " + e.what());
+    }
   }
-  fs::create_directories(dir);
+  // The reports are rewritten from the checkpoint's history: a run killed after its last
+  // checkpoint but before (or while) writing them loses no epoch.
+  if (resume && !pos.history.empty()) write_reports(dir, c, pos.history);
 
   std::ostream& out = std::cout;
   out << "ember train: " << c.model << " on Fashion-MNIST (" << train_set->size() << " train, "
@@ -445,7 +621,7 @@ int run_train(const Args& args) {
                             static_cast<double>(c.batch_size);
         progress.update(done, loss_sum.item<double>() / seen, rate, rate > 0 ? left / rate : -1);
       }
-      if (g_interrupted) {
+      if (const int sig = g_interrupted.load()) {
         progress.finish();
         pos.batch = done;
         pos.loss_sum = loss_sum.item<double>();
@@ -455,10 +631,10 @@ int run_train(const Args& args) {
             seconds_before + std::chrono::duration<double>(Clock::now() - epoch_start).count();
         pos.elapsed = elapsed();
         save(dir, c, pos, *model, *opt, sched.get());
-        out << "interrupted: saved " << ck_file.string() << " (epoch " << epoch + 1 << ", batch "
-            << done << "/" << batches << "); continue with: ember train --resume --checkpoint-dir "
-            << dir.string() << "\n";
-        return 130;  // as a shell reports a SIGINT
+        out << "interrupted" << (sig == SIGTERM ? " (SIGTERM)" : "") << ": saved "
+            << ck_file.string() << " (epoch " << epoch + 1 << ", batch " << done << "/" << batches
+            << "); continue with: ember train --resume --checkpoint-dir " << dir.string() << "\n";
+        return 128 + sig;  // as a shell reports the signal: 130 for SIGINT, 143 for SIGTERM
       }
     }
     progress.finish();
@@ -491,10 +667,7 @@ int run_train(const Args& args) {
     pos.loss_sum = pos.correct = pos.seen = pos.train_seconds = 0;
     pos.elapsed = m.elapsed_s;
     save(dir, c, pos, *model, *opt, sched.get());
-    write_file(dir, "metrics.csv", metrics_csv(pos.history));
-    write_file(dir, "metrics.jsonl", metrics_jsonl(pos.history));
-    write_file(dir, "chart.svg",
-               metrics_svg(pos.history, "ember train: " + c.model + " on Fashion-MNIST"));
+    write_reports(dir, c, pos.history);
   }
   // Reached only when every epoch is done (also when resuming a finished run).
   io::save_safetensors((dir / "model.safetensors").string(), model->state_dict(),

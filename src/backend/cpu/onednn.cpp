@@ -45,6 +45,13 @@ const Onednn& onednn() {
     const DnnlVersion* v = version();
     const std::string name = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
                              "." + std::to_string(v->patch) + " (" + so.path + ")";
+    if (onednn_sgemm_corrupts_on_signal(v->major, v->minor, v->patch)) {
+      // After "oneDNN " in `ember doctor`: "OpenBLAS (oneDNN 2.6.3 (path) refused: ...)".
+      o.description = name.substr(7) +
+                      " refused: its JIT sgemm points the stack pointer into the heap, so "
+                      "a signal during a product corrupts memory (fixed in oneDNN 3.11.2)";
+      return o;
+    }
     if (v->cpu_runtime == kRuntimeOmp) {
       // dlsym through the handle also searches its dependencies: oneDNN's own OpenMP runtime.
       o.omp_get_max_threads = reinterpret_cast<int (*)()>(find_symbol(so, "omp_get_max_threads"));
@@ -68,6 +75,14 @@ const Onednn& onednn() {
 }
 
 }  // namespace
+
+bool onednn_sgemm_corrupts_on_signal(int major, int minor, int patch) {
+  // The x64 f32 GEMM kernels kept a heap address in rsp while they ran, from the first JIT GEMM
+  // through 3.11.1; 3.11.2 and 3.12 keep rsp on the stack.
+  if (major != 3) return major < 3;
+  if (minor != 11) return minor < 11;
+  return patch < 2;
+}
 
 OnednnSgemm onednn_sgemm() { return backends::mkldnn::enabled() ? onednn().sgemm : nullptr; }
 

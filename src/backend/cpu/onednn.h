@@ -11,6 +11,12 @@ using OnednnSgemm = int (*)(char transa, char transb, int64_t m, int64_t n, int6
                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                             float* c, int64_t ldc);
 
+// Whether this oneDNN version's x64 JIT sgemm moves the stack pointer into heap memory while it
+// runs, so that any signal delivered to the thread during a product (Ctrl-C, a profiler's
+// SIGPROF) writes its frame into the heap: every version before 3.11.2. Such a library is never
+// used; float32 products go to OpenBLAS.
+bool onednn_sgemm_corrupts_on_signal(int major, int minor, int patch);
+
 // oneDNN's sgemm when the library is loaded and backends::mkldnn::enabled(), else nullptr.
 OnednnSgemm onednn_sgemm();
 
