@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/dispatch.h"
 #include "ember/parallel.h"
 #include "kernels/attention_ops.h"
 #include "kernels/cast.h"
+#include "kernels/reduce_ops.h"
 
 namespace ember {
 
@@ -39,33 +41,95 @@ void load_rows_t(A* dst, const T* src, int64_t r0, int64_t rows, int64_t n) {
   }
 }
 
-// sc (rows, cols) = a (rows, n) @ bt (n, cols): the inner loop runs over cols (vectorisable).
+// sc (rows, cols) = a (rows, n) @ bt (n, cols), four rows at a time so each row of bt is loaded
+// once per four; the inner loops run over cols and vectorise.
 template <class A>
-void matmul_nt(A* sc, const A* a, const A* bt, int64_t rows, int64_t cols, int64_t n) {
+__attribute__((always_inline)) inline void matmul_nt_impl(A* __restrict sc, const A* __restrict a,
+                                                          const A* __restrict bt, int64_t rows,
+                                                          int64_t cols, int64_t n) {
   std::fill(sc, sc + rows * cols, A(0));
-  for (int64_t i = 0; i < rows; ++i) {
-    A* out = sc + i * cols;
+  int64_t i = 0;
+  for (; i + 4 <= rows; i += 4) {
+    A* __restrict o0 = sc + i * cols;
+    A* __restrict o1 = o0 + cols;
+    A* __restrict o2 = o1 + cols;
+    A* __restrict o3 = o2 + cols;
+    for (int64_t x = 0; x < n; ++x) {
+      const A a0 = a[i * n + x], a1 = a[(i + 1) * n + x], a2 = a[(i + 2) * n + x],
+              a3 = a[(i + 3) * n + x];
+      const A* __restrict b = bt + x * cols;
+      for (int64_t j = 0; j < cols; ++j) {
+        o0[j] += a0 * b[j];
+        o1[j] += a1 * b[j];
+        o2[j] += a2 * b[j];
+        o3[j] += a3 * b[j];
+      }
+    }
+  }
+  for (; i < rows; ++i) {
+    A* __restrict out = sc + i * cols;
     for (int64_t x = 0; x < n; ++x) {
       const A ax = a[i * n + x];
-      const A* b = bt + x * cols;
+      const A* __restrict b = bt + x * cols;
       for (int64_t j = 0; j < cols; ++j) out[j] += ax * b[j];
     }
   }
 }
 
-// acc (rows, m) += p (rows, cols) @ b (cols, m).
+// acc (rows, m) += p (rows, cols) @ b (cols, m), four columns of p at a time so each row of acc
+// is loaded and stored once per four.
 template <class A>
-void matmul_acc(A* acc, const A* p, const A* b, int64_t rows, int64_t cols, int64_t m) {
+__attribute__((always_inline)) inline void matmul_acc_impl(A* __restrict acc, const A* __restrict p,
+                                                           const A* __restrict b, int64_t rows,
+                                                           int64_t cols, int64_t m) {
   for (int64_t i = 0; i < rows; ++i) {
-    A* out = acc + i * m;
-    for (int64_t j = 0; j < cols; ++j) {
-      const A pij = p[i * cols + j];
-      if (pij == A(0)) continue;
-      const A* bj = b + j * m;
+    A* __restrict out = acc + i * m;
+    const A* pi = p + i * cols;
+    int64_t j = 0;
+    for (; j + 4 <= cols; j += 4) {
+      const A p0 = pi[j], p1 = pi[j + 1], p2 = pi[j + 2], p3 = pi[j + 3];
+      const A* __restrict b0 = b + j * m;
+      const A* __restrict b1 = b0 + m;
+      const A* __restrict b2 = b1 + m;
+      const A* __restrict b3 = b2 + m;
+      for (int64_t y = 0; y < m; ++y) out[y] += p0 * b0[y] + p1 * b1[y] + p2 * b2[y] + p3 * b3[y];
+    }
+    for (; j < cols; ++j) {
+      const A pij = pi[j];
+      const A* __restrict bj = b + j * m;
       for (int64_t y = 0; y < m; ++y) out[y] += pij * bj[y];
     }
   }
 }
+
+// s[j] = exp(s[j] - m) over n entries; returns their sum.
+template <class A>
+__attribute__((always_inline)) inline A exp_shift_impl(A* __restrict s, int64_t n, A m) {
+  A sum = 0;
+  for (int64_t j = 0; j < n; ++j) sum += (s[j] = rd::softmax_exp<A>(s[j] - m));
+  return sum;
+}
+
+// sc (rows, cols) = a (rows, n) @ bt (n, cols); acc (rows, m) += p (rows, cols) @ b (cols, m).
+// float32 (the accumulation type of every dtype but float64) gets the AVX2 clones.
+EMBER_CPU_CLONES void matmul_nt(float* sc, const float* a, const float* bt, int64_t rows,
+                                int64_t cols, int64_t n) {
+  matmul_nt_impl(sc, a, bt, rows, cols, n);
+}
+void matmul_nt(double* sc, const double* a, const double* bt, int64_t rows, int64_t cols,
+               int64_t n) {
+  matmul_nt_impl(sc, a, bt, rows, cols, n);
+}
+EMBER_CPU_CLONES void matmul_acc(float* acc, const float* p, const float* b, int64_t rows,
+                                 int64_t cols, int64_t m) {
+  matmul_acc_impl(acc, p, b, rows, cols, m);
+}
+void matmul_acc(double* acc, const double* p, const double* b, int64_t rows, int64_t cols,
+                int64_t m) {
+  matmul_acc_impl(acc, p, b, rows, cols, m);
+}
+EMBER_CPU_CLONES float exp_shift(float* s, int64_t n, float m) { return exp_shift_impl(s, n, m); }
+double exp_shift(double* s, int64_t n, double m) { return exp_shift_impl(s, n, m); }
 
 // Scores of the (rows x cols) block at (i0, j0) of batch b: dot products already in sc.
 template <class A, class T>
@@ -118,8 +182,7 @@ void forward_kernel(const Tensor& out_t, const Tensor& lse_t, const Tensor& q_t,
                          continue;
                        }
                        const A corr = m[i] == A(-INFINITY) ? A(0) : std::exp(m[i] - mt);
-                       A sum = 0;
-                       for (int64_t j = 0; j < cols; ++j) sum += (s[j] = std::exp(s[j] - mt));
+                       const A sum = exp_shift(s, cols, mt);
                        z[i] = z[i] * corr + sum;
                        m[i] = mt;
                        A* a = acc.data() + i * p.ev;
@@ -146,8 +209,13 @@ void recompute_block(A* pr, A* ds, const A* qb, const A* kt, const A* dob, const
                      int64_t b, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
   matmul_nt(pr, qb, kt, rows, cols, p.e);
   mask_block<A, T>(pr, p, mask, b, i0, rows, j0, cols);
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) pr[i * cols + j] = attn::prob(pr[i * cols + j], lse[i]);
+  for (int64_t i = 0; i < rows; ++i) {  // P = exp(S - lse); 0 for a fully masked row
+    A* row = pr + i * cols;
+    if (lse[i] == A(-INFINITY)) {
+      std::fill(row, row + cols, A(0));
+    } else {
+      exp_shift(row, cols, lse[i]);
+    }
   }
   matmul_nt(ds, dob, vt, rows, cols, p.ev);
   for (int64_t i = 0; i < rows; ++i) {
