@@ -314,7 +314,8 @@ void backward_kernel(const Tensor& dq_t, const Tensor& dk_t, const Tensor& dv_t,
   const int64_t kblocks = (p.s + kKeys - 1) / kKeys;
   parallel_for(p.batch * kblocks, grain, [&](int64_t t0, int64_t t1) {
     std::vector<A> qb(kRows * p.e), dob(kRows * p.ev), kt(p.e * kKeys), vt(p.ev * kKeys),
-        pr(kRows * kKeys), ds(kRows * kKeys), dk(kKeys * p.e), dv(kKeys * p.ev);
+        pr(kRows * kKeys), ds(kRows * kKeys), prt(kRows * kKeys), dst(kRows * kKeys),
+        dk(kKeys * p.e), dv(kKeys * p.ev);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t / kblocks, j0 = (t % kblocks) * kKeys;
       const int64_t cols = std::min(kKeys, p.s - j0);
@@ -330,19 +331,16 @@ void backward_kernel(const Tensor& dq_t, const Tensor& dk_t, const Tensor& dv_t,
         recompute_block<A, T>(pr.data(), ds.data(), qb.data(), kt.data(), dob.data(), vt.data(),
                               lse + b * p.l + i0, dd.data() + b * p.l + i0, p, mask, b, i0, rows,
                               j0, cols);
-        // dV (cols, ev) += P^T dO; dK (cols, e) += dS^T Q.
+        // dV (cols, ev) += P^T dO; dK (cols, e) += dS^T Q, through transposed copies so both
+        // are tile products.
         for (int64_t i = 0; i < rows; ++i) {
           for (int64_t j = 0; j < cols; ++j) {
-            const A pij = pr[i * cols + j], dsij = ds[i * cols + j];
-            if (pij == A(0) && dsij == A(0)) continue;
-            A* dvj = dv.data() + j * p.ev;
-            const A* doi = dob.data() + i * p.ev;
-            for (int64_t y = 0; y < p.ev; ++y) dvj[y] += pij * doi[y];
-            A* dkj = dk.data() + j * p.e;
-            const A* qi = qb.data() + i * p.e;
-            for (int64_t x = 0; x < p.e; ++x) dkj[x] += dsij * qi[x];
+            prt[j * rows + i] = pr[i * cols + j];
+            dst[j * rows + i] = ds[i * cols + j];
           }
         }
+        matmul_acc(dv.data(), prt.data(), dob.data(), cols, rows, p.ev);
+        matmul_acc(dk.data(), dst.data(), qb.data(), cols, rows, p.e);
       }
       T* dko = static_cast<T*>(dk_t.data_ptr()) + (b * p.s + j0) * p.e;
       T* dvo = static_cast<T*>(dv_t.data_ptr()) + (b * p.s + j0) * p.ev;
