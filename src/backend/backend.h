@@ -19,6 +19,7 @@ enum class RandomOp : uint8_t;
 struct ReduceParams;
 struct RandomParams;
 struct NormParams;
+struct AttentionParams;
 
 // What an index range error names: the op, and for index/index_put_ the dim of the user's tensor
 // that each index tensor indexes (index_select, gather and scatter name their dim argument).
@@ -114,6 +115,24 @@ class Backend {
   virtual void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p,
                        uint64_t seed, uint64_t offset) {
     missing("dropout");
+  }
+
+  // ---- fused scaled dot-product attention (kernels/attention_ops.h: geometry and math) -------
+  // q (B, L, E), k (B, S, E), v (B, S, Ev) contiguous of one floating dtype; mask bool or q's
+  // dtype, strided as p says, or undefined. out (B, L, Ev) = softmax(scores) v and lse (B, L) in
+  // the accumulation dtype, without materialising the (L, S) scores.
+  virtual void attention_forward(const Tensor& out, const Tensor& lse, const Tensor& q,
+                                 const Tensor& k, const Tensor& v, const Tensor& mask,
+                                 const AttentionParams& p) {
+    missing("scaled_dot_product_attention");
+  }
+  // dq, dk, dv (q's, k's, v's shapes, contiguous) from dout (B, L, Ev) contiguous and the
+  // forward's out and lse: the probabilities are recomputed tile by tile.
+  virtual void attention_backward(const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                                  const Tensor& dout, const Tensor& q, const Tensor& k,
+                                  const Tensor& v, const Tensor& out, const Tensor& lse,
+                                  const Tensor& mask, const AttentionParams& p) {
+    missing("scaled_dot_product_attention backward");
   }
 
   // ---- matmul: out (B, n, m) = alpha * a (B, n, k) @ b (B, k, m) + beta * out ------------------

@@ -77,4 +77,16 @@ Tensor dropout2d(const Tensor& input, double p, bool training);
 // Rows of weight (V, D) picked by input (*); the padding_idx row gets no gradient.
 Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx);
 
+// ---- attention (ops/attention.cpp) --------------------------------------------------------------
+// softmax(q k^T * scale + mask) v with nn::functional's arguments. Runs the backend's fused
+// kernels when dropout_p == 0 (CUDA: head dims <= 128) and the math path otherwise.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale);
+// The math path (matmul, mask, softmax, dropout, matmul) composed of ops: the reference.
+Tensor scaled_dot_product_attention_math(const Tensor& query, const Tensor& key,
+                                         const Tensor& value, const Tensor& attn_mask,
+                                         double dropout_p, bool is_causal,
+                                         std::optional<double> scale);
+
 }  // namespace ember::ops

@@ -36,6 +36,13 @@ class CpuBackend final : public Backend {
   void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p, uint64_t seed,
                uint64_t offset) override;
 
+  // ---- fused attention (attention.cpp) ----
+  void attention_forward(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
+                         const Tensor& v, const Tensor& mask, const AttentionParams& p) override;
+  void attention_backward(const Tensor& dq, const Tensor& dk, const Tensor& dv, const Tensor& dout,
+                          const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                          const Tensor& lse, const Tensor& mask, const AttentionParams& p) override;
+
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;
 

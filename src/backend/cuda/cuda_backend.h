@@ -58,6 +58,13 @@ class CudaBackend final : public Backend {
   void dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p, uint64_t seed,
                uint64_t offset) override;
 
+  // ---- fused attention (cuda_attention.cpp) ----
+  void attention_forward(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
+                         const Tensor& v, const Tensor& mask, const AttentionParams& p) override;
+  void attention_backward(const Tensor& dq, const Tensor& dk, const Tensor& dv, const Tensor& dout,
+                          const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                          const Tensor& lse, const Tensor& mask, const AttentionParams& p) override;
+
   // Matmul through cuBLASLt (cuda_gemm.cpp).
   void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
             double beta) override;

@@ -30,8 +30,10 @@ Tensor mish(const Tensor& x);
 // softmax(q k^T * scale + mask) v over q (..., L, E), k (..., S, E), v (..., S, Ev) -> (..., L, Ev)
 // with batch dims broadcast. attn_mask (L, S) or broadcastable to (..., L, S): bool (true = may
 // attend) or floating (added to the scores). is_causal masks positions j > i (and excludes
-// attn_mask). scale defaults to 1 / sqrt(E). dropout_p > 0 applies F::dropout to the attention
-// weights (always, as PyTorch's functional does; modules pass 0 in evaluation).
+// attn_mask). scale defaults to 1 / sqrt(E); a fully masked query row gives 0. dropout_p > 0
+// applies F::dropout to the attention weights (always, as PyTorch's functional does; modules pass
+// 0 in evaluation). Without dropout it runs fused kernels that never hold the (L, S) scores;
+// q, k and v share one floating dtype and device.
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = {}, double dropout_p = 0.0,
                                     bool is_causal = false,
