@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime.h"
+#include "simt/api_counts.h"
 
 namespace simt::detail {
 
@@ -95,6 +96,8 @@ struct Shim {
   std::unordered_map<const void*, int> max_dynamic_smem;
   bool defer = false;
   std::string last_message;
+  simt::ApiCounts counts;  // simt::api_counts()
+  simt::MemcpyRecord last_memcpy_async;
 };
 
 Shim& shim();
