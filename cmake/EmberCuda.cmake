@@ -65,7 +65,12 @@ function(ember_add_emulated_kernels target)
       CONTENT "// Generated: ${stem}.cu compiled as C++ against the SIMT emulator.\n\
 #include \"simt/device_math.h\"\n#include \"${cu}\"\n")
     target_sources(${target} PRIVATE ${wrapper})
-    set_source_files_properties(${wrapper} PROPERTIES
-      COMPILE_OPTIONS "${SIMT_KERNEL_COMPILE_OPTIONS}")
+    # A kernel that nvcc compiles with -fmad=false is not contracted here either.
+    set(options ${SIMT_KERNEL_COMPILE_OPTIONS})
+    get_source_file_property(cu_options ${cu} COMPILE_OPTIONS)
+    if(cu_options MATCHES "-fmad=false")
+      list(APPEND options -ffp-contract=off)
+    endif()
+    set_source_files_properties(${wrapper} PROPERTIES COMPILE_OPTIONS "${options}")
   endforeach()
 endfunction()

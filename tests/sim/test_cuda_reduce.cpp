@@ -391,10 +391,12 @@ TEST(CudaSoftmax, RowsAndMiddleDims) {
   const double inf = std::numeric_limits<double>::infinity();
   const Tensor special =
       tensor({1.0, std::nan(""), 2.0, 1.0, inf, 2.0, -inf, -inf, -inf, 0.0, -inf, 1.0}, {4, 3});
+  // float32: the device's expf and logf are not the host's (a GPU's differ in the last bit, and
+  // so do the emulator's), so a few float ulps; NaN and infinities still match exactly.
   expect_same(
-      special, [](const Tensor& t) { return softmax(t, 1); }, 1e-12, "special softmax");
+      special, [](const Tensor& t) { return softmax(t, 1); }, 1e-6, "special softmax");
   expect_same(
-      special, [](const Tensor& t) { return log_softmax(t, 1); }, 1e-12, "special log");
+      special, [](const Tensor& t) { return log_softmax(t, 1); }, 1e-6, "special log");
   // A row sums to one.
   const std::vector<double> s = values(sum(softmax(on_device(wide), 1), {1}));
   for (double v : s) EXPECT_NEAR(v, 1.0, 1e-5);
