@@ -368,6 +368,24 @@ TEST(CudaScan, LongRowsCarryAcrossTiles) {
       "transposed input");
 }
 
+// Few columns and enough rows: several threads per column, each scanning a chunk of the rows
+// from the carry of the chunks above it (partial column tiles, an empty last chunk, outer > 1).
+TEST(CudaScan, FewColumnsSplitTheRowsIntoChunks) {
+  manual_seed(8);
+  const Tensor x = randn_cpu({100, 70});
+  expect_same(
+      x, [](const Tensor& t) { return cumsum(t, 0); }, 1e-5, "cumsum chunked columns");
+  const Tensor near_one = randn_cpu({3, 40, 33}) * 0.01 + 1.0;
+  expect_same(
+      near_one, [](const Tensor& t) { return cumprod(t, 1); }, 1e-5, "cumprod chunked middle");
+  const Tensor ints = arange(1, 3001, 1, TensorOptions(kInt64)).reshape({60, 50});
+  expect_same(
+      ints, [](const Tensor& t) { return cumsum(t, 0); }, 0, "int64 chunked cumsum");
+  const Tensor h = randn_cpu({257, 5}, kFloat16);
+  expect_same(
+      h, [](const Tensor& t) { return cumsum(t, 0); }, 2e-2, "float16 chunked cumsum");
+}
+
 TEST(CudaSoftmax, RowsAndMiddleDims) {
   manual_seed(7);
   const Tensor wide = randn_cpu({3, 3000}) * 4;  // rows longer than a block
