@@ -54,13 +54,23 @@ function(ember_library_settings target)
 endfunction()
 
 # Adds .cu kernels to target compiled as C++ against the emulator. A source file has one language
-# per directory, so each kernel is included from a generated C++ file instead.
+# per directory, so each kernel is included from a generated C++ file instead. The wrapper includes
+# simt/device_math.h first: the kernel's libm calls go to the emulated device math library; the
+# compile options (SIMT_KERNEL_COMPILE_OPTIONS, simt/CMakeLists.txt) contract a*b + c as nvcc does.
 function(ember_add_emulated_kernels target)
   foreach(cu ${ARGN})
     get_filename_component(stem ${cu} NAME_WE)
     set(wrapper ${CMAKE_CURRENT_BINARY_DIR}/${target}_kernels/${stem}.cpp)
     file(CONFIGURE OUTPUT ${wrapper}
-      CONTENT "// Generated: ${stem}.cu compiled as C++ against the SIMT emulator.\n#include \"${cu}\"\n")
+      CONTENT "// Generated: ${stem}.cu compiled as C++ against the SIMT emulator.\n\
+#include \"simt/device_math.h\"\n#include \"${cu}\"\n")
     target_sources(${target} PRIVATE ${wrapper})
+    # A kernel that nvcc compiles with -fmad=false is not contracted here either.
+    set(options ${SIMT_KERNEL_COMPILE_OPTIONS})
+    get_source_file_property(cu_options ${cu} COMPILE_OPTIONS)
+    if(cu_options MATCHES "-fmad=false")
+      list(APPEND options -ffp-contract=off)
+    endif()
+    set_source_files_properties(${wrapper} PROPERTIES COMPILE_OPTIONS "${options}")
   endforeach()
 endfunction()

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <set>
 #include <thread>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "backend/cpu/philox_cpu.h"
 #include "ember/ember.h"
 #include "kernels/philox.h"
+#include "kernels/portable_math.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -133,9 +136,12 @@ TEST(RandomLayout, RandnIsBoxMullerWithBothHalves) {
     const philox::Words w = blk(s, i / 2);
     const double u1 = static_cast<double>((word64(w, 0) >> 11) + 1) * std::ldexp(1.0, -53);
     const double u2 = static_cast<double>(word64(w, 1) >> 11) * std::ldexp(1.0, -53);
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double z = i % 2 == 0 ? r * std::cos(2.0 * M_PI * u2) : r * std::sin(2.0 * M_PI * u2);
-    ASSERT_DOUBLE_EQ(d[static_cast<size_t>(i)], z) << i;
+    // In long double: near a zero of cos or sin, 2 pi u2 rounded to double is too coarse.
+    const long double r = sqrtl(-2.0L * logl(u1));
+    const long double a = 6.283185307179586476925L * u2;
+    const long double z = i % 2 == 0 ? r * cosl(a) : r * sinl(a);
+    ASSERT_NEAR(d[static_cast<size_t>(i)], static_cast<double>(z), 1e-15 * static_cast<double>(r))
+        << i;
   }
 }
 
@@ -645,4 +651,77 @@ TEST(RandomErrors, BadArgumentsRaiseNamedErrors) {
     t.uniform_();
   });
   EXPECT_TRUE(starts_with(m, "[uniform_] ")) << m;
+}
+
+// ---- kernels/portable_math.h: the log and sincos the normal distribution uses on every target ---
+
+namespace {
+
+// |got - exact| in units of the last place of the double nearest to `exact`.
+double ulp_error(double got, long double exact) {
+  const double e = static_cast<double>(exact);
+  const double ulp = std::nextafter(std::fabs(e), INFINITY) - std::fabs(e);
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - exact) / ulp);
+}
+
+// sin and cos of 2 pi u from long double libm, reduced the way sincos_2pi does (exactly) so that
+// the reference keeps its precision near the zeros.
+void reference_sincos_2pi(double u, long double& s, long double& c) {
+  const double n = std::rint(u * 4.0);
+  const long double a = (static_cast<long double>(u) - 0.25L * n) * 6.283185307179586476925L;
+  const long double sa = sinl(a), ca = cosl(a);
+  const int q = static_cast<int>(n - 4.0 * std::floor(n / 4.0));
+  const long double sv[4] = {sa, ca, -sa, -ca}, cv[4] = {ca, -sa, -ca, sa};
+  s = sv[q];
+  c = cv[q];
+}
+
+}  // namespace
+
+TEST(PortableMath, LogIsWithinOneUlpOfLibm) {
+  std::mt19937_64 rng(5);
+  double worst = 0.0, worst_x = 0.0;
+  auto check = [&](double x) {
+    const double e = ulp_error(pmath::log(x), logl(static_cast<long double>(x)));
+    if (e > worst) worst = e, worst_x = x;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    check(static_cast<double>((rng() >> 11) + 1) * 0x1p-53);  // the normal distribution's u1
+    check(std::bit_cast<double>(rng() >> 1));  // any positive double, subnormals and NaNs included
+    check(1.0 + std::ldexp(static_cast<double>(rng() >> 11), -60) - 0x1p-8);  // near 1
+  }
+  EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+  EXPECT_EQ(pmath::log(1.0), 0.0);
+  EXPECT_EQ(pmath::log(0.0), -INFINITY);
+  EXPECT_EQ(pmath::log(INFINITY), INFINITY);
+  EXPECT_TRUE(std::isnan(pmath::log(-1.0)));
+  EXPECT_TRUE(std::isnan(pmath::log(NAN)));
+  EXPECT_DOUBLE_EQ(pmath::log(4.9406564584124654e-324), -744.44007192138126);
+}
+
+TEST(PortableMath, SincosOfATurnIsWithinTwoUlpOfLibm) {
+  std::mt19937_64 rng(6);
+  double worst_s = 0.0, worst_c = 0.0;
+  auto check = [&](double u) {
+    double s, c;
+    pmath::sincos_2pi(u, s, c);
+    long double rs, rc;
+    reference_sincos_2pi(u, rs, rc);
+    worst_s = std::max(worst_s, ulp_error(s, rs));
+    worst_c = std::max(worst_c, ulp_error(c, rc));
+  };
+  for (int i = 0; i < 200000; ++i) {
+    check(static_cast<double>(rng() >> 11) * 0x1p-53);  // the normal distribution's u2
+    check(std::ldexp(static_cast<double>(rng() >> 11), -53 + static_cast<int>(rng() % 40)) - 8.0);
+  }
+  EXPECT_LE(worst_s, 2.0);
+  EXPECT_LE(worst_c, 2.0);
+  double s, c;
+  pmath::sincos_2pi(0.25, s, c);
+  EXPECT_EQ(s, 1.0);
+  EXPECT_EQ(c, 0.0);
+  pmath::sincos_2pi(-0.5, s, c);
+  EXPECT_EQ(c, -1.0);
+  pmath::sincos_2pi(INFINITY, s, c);
+  EXPECT_TRUE(std::isnan(s) && std::isnan(c));
 }

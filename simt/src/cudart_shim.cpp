@@ -595,6 +595,7 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int) {
 
 cudaError_t cudaDeviceSynchronize() {
   Lock lock(shim().mutex);
+  ++shim().counts.device_synchronize;
   if (auto e = sticky_error()) return e;
   if (auto e = simt::detail::check_capture_safe("cudaDeviceSynchronize")) return e;
   if (auto e = simt::detail::flush_device(simt::detail::current_device())) return e;
@@ -707,6 +708,7 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const voi
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
   Lock lock(shim().mutex);
+  ++shim().counts.malloc;
   if (auto e = sticky_error()) return e;
   if (auto e = simt::detail::check_capture_safe("cudaMalloc")) return e;
   return simt::detail::allocate(ptr, size, false, "cudaMalloc");
@@ -758,6 +760,7 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
   Lock lock(shim().mutex);
+  ++shim().counts.host_alloc;
   if (auto e = sticky_error()) return e;
   if (auto e = simt::detail::check_capture_safe("cudaMallocHost")) return e;
   return simt::detail::allocate(ptr, size, true, "cudaMallocHost");
@@ -765,6 +768,7 @@ cudaError_t cudaMallocHost(void** ptr, size_t size) {
 
 cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
   Lock lock(shim().mutex);
+  ++shim().counts.host_alloc;
   if (auto e = sticky_error()) return e;
   if (auto e = simt::detail::check_capture_safe("cudaHostAlloc")) return e;
   return simt::detail::allocate(ptr, size, true, "cudaHostAlloc");
@@ -808,6 +812,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attr, const void* pt
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
   Lock lock(shim().mutex);
+  ++shim().counts.memcpy;
   if (auto e = sticky_error()) return e;
   if (count == 0) return cudaSuccess;
   if (auto e = simt::detail::check_capture_safe("cudaMemcpy")) return e;
@@ -820,6 +825,8 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                             cudaStream_t stream) {
   Lock lock(shim().mutex);
+  ++shim().counts.memcpy_async;
+  shim().last_memcpy_async = simt::MemcpyRecord{dst, src, count, kind, stream};
   if (auto e = sticky_error()) return e;
   CUstream_st* s = simt::detail::resolve(stream);
   if (s == nullptr) return fail(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync: invalid stream");

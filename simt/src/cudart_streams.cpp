@@ -197,6 +197,28 @@ cudaError_t check_capture_safe(const char* api) {
 
 }  // namespace simt::detail
 
+namespace simt {
+
+// The call counts the shim keeps (emu.h); cudaStreamSynchronize is counted below, the memory
+// calls in cudart_shim.cpp.
+ApiCounts api_counts() {
+  detail::Lock lock(detail::shim().mutex);
+  return detail::shim().counts;
+}
+
+void reset_api_counts() {
+  detail::Lock lock(detail::shim().mutex);
+  detail::shim().counts = ApiCounts{};
+  detail::shim().last_memcpy_async = MemcpyRecord{};
+}
+
+MemcpyRecord last_memcpy_async() {
+  detail::Lock lock(detail::shim().mutex);
+  return detail::shim().last_memcpy_async;
+}
+
+}  // namespace simt
+
 using simt::detail::fail;
 using simt::detail::Lock;
 using simt::detail::record;
@@ -238,6 +260,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   Lock lock(shim().mutex);
+  ++shim().counts.stream_synchronize;
   if (auto e = sticky_error()) return e;
   CUstream_st* s = resolve(stream);
   if (s == nullptr) return simt::detail::bad_stream("cudaStreamSynchronize");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime.h"
+#include "simt/api_counts.h"
 
 namespace simt::detail {
 
@@ -96,6 +97,8 @@ struct Shim {
   std::unordered_map<const void*, int> max_dynamic_smem;
   bool defer = false;
   std::string last_message;
+  simt::ApiCounts counts;  // simt::api_counts()
+  simt::MemcpyRecord last_memcpy_async;
 };
 
 Shim& shim();

@@ -111,6 +111,24 @@ void launch_reverse(const float* in, float* out, int n, cudaStream_t stream) {
   simt::launch(reverse_kernel, 1, 1024, n * sizeof(float), stream, in, out, n);
 }
 
+// ---- device math --------------------------------------------------------------------------------
+
+__global__ void device_math_kernel(const double* x, const double* y, double* out, double* rounded,
+                                   int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[4 * i] = log(x[i]);
+  out[4 * i + 1] = sin(x[i]);
+  out[4 * i + 2] = static_cast<double>(expf(static_cast<float>(x[i])));
+  out[4 * i + 3] = x[i] * y[i] + 1.0;                  // nvcc contracts this into an FMA
+  rounded[i] = __dadd_rn(__dmul_rn(x[i], y[i]), 1.0);  // and never this
+}
+
+void launch_device_math(const double* x, const double* y, double* out, double* rounded, int n,
+                        cudaStream_t stream) {
+  simt::launch(device_math_kernel, (n + 127) / 128, 128, 0, stream, x, y, out, rounded, n);
+}
+
 cudaError_t allow_reverse_shared(int bytes) {
   return cudaFuncSetAttribute(reverse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }

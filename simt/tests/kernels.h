@@ -20,6 +20,10 @@ void launch_matmul(const float* a, const float* b, float* c, int m, int n, int k
                    cudaStream_t stream);
 // out = in reversed, staged through n floats of dynamic shared memory (one block).
 void launch_reverse(const float* in, float* out, int n, cudaStream_t stream);
+// Device math: out[4i..4i+3] = log(x[i]), sin(x[i]), (double)expf((float)x[i]), and
+// x[i] * y[i] + 1 written as a plain expression; fused[i] = __dadd_rn(__dmul_rn(x[i], y[i]), 1).
+void launch_device_math(const double* x, const double* y, double* out, double* rounded, int n,
+                        cudaStream_t stream);
 // Lets launch_reverse use `bytes` of dynamic shared memory.
 cudaError_t allow_reverse_shared(int bytes);
 // Every atomic in CUDA's set, from `threads` threads over several blocks; results in `out`.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "ember/cuda.h"
 #include "ember/grad_mode.h"
 
 namespace ember {
@@ -62,7 +63,9 @@ int64_t checked_numel(const char* op, const Shape& sizes) {
 }
 
 Device resolve_device(Device d) {
-  if (d.is_cuda() && !d.has_index()) return Device(kCUDA, 0);
+  // As in PyTorch, "cuda" is the calling thread's current device (cuda::set_device), looked up
+  // when the tensor is made: every allocation, factory, `to`, `cuda()` and Module::to comes here.
+  if (d.is_cuda() && !d.has_index()) return Device(kCUDA, cuda::current_device());
   return d;
 }
 

@@ -21,7 +21,7 @@ int64_t checked_numel(const char* op, const Shape& sizes);
 // The shape a and b broadcast to; raises naming op when they cannot.
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
 
-// A CUDA device with index -1 becomes the current device.
+// A CUDA device with index -1 becomes the current device (cuda::current_device()).
 Device resolve_device(Device d);
 // The allocator of a device (pinned: page-locked host memory, CPU devices only). Declared here
 // for make_empty and defined by the backend registry (src/backend/registry.cpp): the one place

@@ -16,6 +16,7 @@
 #include "ember/macros.h"
 #include "kernels/cast.h"
 #include "kernels/philox.h"
+#include "kernels/portable_math.h"
 
 namespace ember {
 
@@ -62,20 +63,7 @@ inline constexpr int kUniformDigits = std::is_same_v<T, Half>       ? 11
 
 // a * b + c with two roundings on every target: nvcc would otherwise contract it into an FMA and
 // the device would disagree with the host in the last bit.
-EMBER_HD inline float mul_add(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(__fmul_rn(a, b), c);
-#else
-  return a * b + c;
-#endif
-}
-EMBER_HD inline double mul_add(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(__dmul_rn(a, b), c);
-#else
-  return a * b + c;
-#endif
-}
+using pmath::mul_add;
 
 // The next representable value below a finite x (one step of the sign-magnitude encoding).
 template <class Bits>
@@ -120,12 +108,14 @@ EMBER_HD inline T uniform_value(C u, const RandomParams& p) {
 }
 
 // Box-Muller on u1 in (0, 1], u2 in [0, 1): two independent standard normals. Done in double for
-// every output type so that host and device libm differences vanish when rounding to float.
+// every output type, with ember's own log and sincos (kernels/portable_math.h): libm's and the
+// GPU's differ in the last bit, and a CPU tensor must equal a CUDA tensor drawn from the same seed.
 EMBER_HD inline void box_muller(double u1, double u2, double& z0, double& z1) {
-  const double r = std::sqrt(-2.0 * std::log(u1));
-  const double theta = 6.283185307179586 * u2;
-  z0 = r * std::cos(theta);
-  z1 = r * std::sin(theta);
+  const double r = std::sqrt(pmath::mul(-2.0, pmath::log(u1)));
+  double s, c;
+  pmath::sincos_2pi(u2, s, c);
+  z0 = pmath::mul(r, c);
+  z1 = pmath::mul(r, s);
 }
 
 // The uniform a Bernoulli draw compares with p: 24 bits per word, 53 bits per word pair when the

@@ -1,5 +1,6 @@
 // The CUDA backend on the SIMT emulator: device API, guard, transfers for every dtype,
-// non-contiguous tensors, two devices, printing, and errors for bad ordinals.
+// non-contiguous tensors, two devices, "cuda" as the current device, printing, and errors for bad
+// ordinals.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -158,6 +159,35 @@ TEST(CudaSim, CrossDevice) {
   EXPECT_TRUE(equal(c.t().cpu(), host));
   EXPECT_TRUE(equal(a.to(Device("cuda:1"), kInt64).cpu(), host.to(kInt64)));
   EXPECT_EQ(cuda::current_device(), 0);
+}
+
+// "cuda" without an index is the current device, resolved when a tensor is made (PyTorch's rule).
+TEST(CudaSim, IndexlessCudaIsTheCurrentDevice) {
+  struct Restore {
+    ~Restore() { cuda::set_device(0); }
+  } restore;
+  const Device cuda("cuda");
+  cuda::set_device(1);
+  Tensor o = ones({2}, TensorOptions().device(cuda));
+  EXPECT_EQ(o.device(), Device(kCUDA, 1));
+  EXPECT_EQ(o.device().str(), "cuda:1");
+  Tensor host = arange(6, TensorOptions().dtype(kFloat32));
+  EXPECT_EQ(host.to(cuda).device().str(), "cuda:1");
+  EXPECT_EQ(host.cuda().device().str(), "cuda:1");
+  EXPECT_EQ(randn({3}, TensorOptions().device(cuda)).device().str(), "cuda:1");
+  EXPECT_EQ(empty_like(host, TensorOptions().device(cuda)).device().str(), "cuda:1");
+  // A tensor on another device moves to the current one; one already there is returned as is.
+  Tensor on0 = host.cuda(0);
+  Tensor moved = on0.to(cuda);
+  EXPECT_EQ(moved.device().str(), "cuda:1");
+  EXPECT_TRUE(equal(moved.cpu(), host));
+  EXPECT_TRUE(moved.to(cuda).is_same(moved));
+  nn::Linear lin(3, 2);
+  lin->to(cuda);
+  for (const Tensor& p : lin->parameters()) EXPECT_EQ(p.device().str(), "cuda:1");
+  cuda::set_device(0);
+  EXPECT_EQ(host.cuda().device().str(), "cuda:0");
+  EXPECT_EQ(zeros({1}, TensorOptions().device(cuda)).device().str(), "cuda:0");
 }
 
 TEST(CudaSim, Printing) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "simt/api_counts.h"
 
 using namespace ember;
 
@@ -306,6 +307,53 @@ TEST(CudaStreams, NonBlockingFromPinnedMemoryIsAsynchronous) {
   EXPECT_FALSE(side.query());
   side.synchronize();
   EXPECT_EQ(into.to_vector<float>(), std::vector<float>(static_cast<size_t>(n), 4.0f));
+}
+
+// The runtime calls a transfer makes (the emulated runtime counts them): pinned memory is
+// copied by one cudaMemcpyAsync straight between the tensors, with no staging buffer and, when
+// non_blocking, no synchronisation; a pageable or blocking copy adds only the stream's sync.
+TEST(CudaStreams, PinnedTransfersAreOneDirectCopy) {
+  const int n = 1 << 12;
+  Tensor d = arange(n, TensorOptions(kFloat32).device(Device("cuda:0")));
+  Tensor pinned = empty({n}, kPinned);
+  Tensor pageable = empty({n});
+  cuda::synchronize();
+  const auto stream = static_cast<cudaStream_t>(cuda::current_stream().native_handle());
+  auto expect_one_copy = [&](const char* what, const void* dst, const void* src,
+                             cudaMemcpyKind kind, uint64_t syncs) {
+    const simt::ApiCounts c = simt::api_counts();
+    EXPECT_EQ(c.memcpy_async, 1u) << what;
+    EXPECT_EQ(c.memcpy, 0u) << what;
+    EXPECT_EQ(c.stream_synchronize, syncs) << what;
+    EXPECT_EQ(c.device_synchronize, 0u) << what;
+    EXPECT_EQ(c.malloc + c.host_alloc, 0u) << what;
+    const simt::MemcpyRecord r = simt::last_memcpy_async();
+    EXPECT_EQ(r.dst, dst) << what;
+    EXPECT_EQ(r.src, src) << what;
+    EXPECT_EQ(r.count, n * sizeof(float)) << what;
+    EXPECT_EQ(r.kind, kind) << what;
+    EXPECT_EQ(r.stream, stream) << what;
+    simt::reset_api_counts();
+  };
+  simt::reset_api_counts();
+  pinned.copy_(d, true);
+  expect_one_copy("D2H pinned, non_blocking", pinned.data_ptr(), d.data_ptr(),
+                  cudaMemcpyDeviceToHost, 0);
+  cuda::synchronize();
+  simt::reset_api_counts();
+  d.copy_(pinned, true);
+  expect_one_copy("H2D pinned, non_blocking", d.data_ptr(), pinned.data_ptr(),
+                  cudaMemcpyHostToDevice, 0);
+  cuda::synchronize();
+  simt::reset_api_counts();
+  pinned.copy_(d);
+  expect_one_copy("D2H pinned, blocking", pinned.data_ptr(), d.data_ptr(), cudaMemcpyDeviceToHost,
+                  1);
+  pageable.copy_(d);
+  expect_one_copy("D2H pageable", pageable.data_ptr(), d.data_ptr(), cudaMemcpyDeviceToHost, 1);
+  d.copy_(pageable);
+  expect_one_copy("H2D pageable", d.data_ptr(), pageable.data_ptr(), cudaMemcpyHostToDevice, 1);
+  EXPECT_EQ(pinned.to_vector<float>(), iota(n));
 }
 
 TEST(CudaStreams, NonBlockingFromPageableMemoryIsSynchronous) {

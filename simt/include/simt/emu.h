@@ -458,13 +458,32 @@ inline float __fsqrt_rn(float x) { return ::sqrtf(x); }
 inline float __frsqrt_rn(float x) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x)));
 }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fsub_rn(float a, float b) { return a - b; }
-inline float __fmul_rn(float a, float b) { return a * b; }
-inline float __fdiv_rn(float a, float b) { return a / b; }
+// The _rn arithmetic intrinsics are never contracted into an FMA by nvcc. Emulated kernels compile
+// with contraction on (as nvcc does), so each result passes through an empty asm statement that the
+// compiler cannot see through.
+namespace simt::detail {
+template <class T>
+inline T rounded(T x) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm("" : "+x"(x));
+#elif defined(__aarch64__)
+  asm("" : "+w"(x));
+#else
+  volatile T v = x;
+  x = v;
+#endif
+  return x;
+}
+}  // namespace simt::detail
+inline float __fadd_rn(float a, float b) { return simt::detail::rounded(a + b); }
+inline float __fsub_rn(float a, float b) { return simt::detail::rounded(a - b); }
+inline float __fmul_rn(float a, float b) { return simt::detail::rounded(a * b); }
+inline float __fdiv_rn(float a, float b) { return simt::detail::rounded(a / b); }
 inline float __fmaf_rn(float a, float b, float c) { return ::fmaf(a, b, c); }
-inline double __dadd_rn(double a, double b) { return a + b; }
-inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return simt::detail::rounded(a + b); }
+inline double __dsub_rn(double a, double b) { return simt::detail::rounded(a - b); }
+inline double __dmul_rn(double a, double b) { return simt::detail::rounded(a * b); }
+inline double __ddiv_rn(double a, double b) { return simt::detail::rounded(a / b); }
 inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 // erfinv: Winitzki's closed form as a start, then Newton steps on erfc (accurate near +-1).
 inline double erfinv(double y) {

@@ -1,6 +1,7 @@
 // cumsum / cumprod on the device over contiguous (outer, n, inner) tensors: a block-level scan per
 // row when n is the innermost dim (longer rows loop over tiles with a carried prefix), one thread
-// per column otherwise (adjacent threads read adjacent columns).
+// per column otherwise (adjacent threads read adjacent columns), and when the columns are too few
+// to fill the device, several threads per column, each on a chunk of the rows.
 // simt.h comes first: in the emulated build it defines the CUDA qualifiers before any CUDA header.
 #include "simt/simt.h"
 
@@ -79,6 +80,52 @@ __global__ void __launch_bounds__(kBlock, kMinBlocksPerSm)
   }
 }
 
+// Columns when there are too few of them to fill the device with one thread each (a (4096, 4096)
+// scan over dim 0 has 4096, a few warps per SM, each walking 4096 rows one load at a time):
+// blockDim (kWarp, kScanChunks). A block takes kWarp adjacent columns of one outer index (its
+// warps read whole rows, coalesced) and its kScanChunks warps split the n rows into consecutive
+// chunks. Each thread combines its chunk, the chunk totals of a column meet in shared memory to
+// give each chunk its carry, and each thread scans its chunk again from that carry: two reads and
+// one write, with kScanChunks times the threads and loads in flight.
+inline constexpr int kScanChunks = 16;
+// Below this many columns the chunked kernel is used (when n has a row per chunk at least).
+inline constexpr int64_t kChunkedColumnsBelow = 32768;
+
+template <class F, class T>
+__global__ void __launch_bounds__(kWarp* kScanChunks)
+    scan_column_chunks_kernel(F f, const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
+  using A = typename F::acc_t;
+  using C = compute_t<T>;
+  __shared__ A totals[kScanChunks][kWarp];
+  const int64_t tiles_per_outer = (inner + kWarp - 1) / kWarp;
+  const int64_t chunk = (n + kScanChunks - 1) / kScanChunks;
+  const int64_t r0 = threadIdx.y * chunk;
+  const int64_t r1 = r0 + chunk < n ? r0 + chunk : n;  // r0 >= n: an empty chunk
+  for (int64_t tile = blockIdx.x; tile < outer * tiles_per_outer; tile += gridDim.x) {
+    const int64_t o = tile / tiles_per_outer;
+    const int64_t j = (tile % tiles_per_outer) * kWarp + threadIdx.x;
+    const bool active = j < inner;
+    const int64_t base = o * n * inner + j;
+    A acc = f.init();
+    if (active) {
+      for (int64_t i = r0; i < r1; ++i) acc = f.reduce(acc, static_cast<C>(in[base + i * inner]));
+    }
+    totals[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    A carry = f.init();
+    for (int g = 0; g < static_cast<int>(threadIdx.y); ++g) {
+      carry = f.combine(carry, totals[g][threadIdx.x]);
+    }
+    __syncthreads();  // the next tile rewrites totals
+    if (active) {
+      for (int64_t i = r0; i < r1; ++i) {
+        carry = f.reduce(carry, static_cast<C>(in[base + i * inner]));
+        out[base + i * inner] = cast<T>(carry);
+      }
+    }
+  }
+}
+
 template <class F, class T>
 cudaError_t run_scan(const void* in_v, void* out_v, int64_t outer, int64_t n, int64_t inner,
                      cudaStream_t stream) {
@@ -90,6 +137,10 @@ cudaError_t run_scan(const void* in_v, void* out_v, int64_t outer, int64_t n, in
     const int per_block = kReduceThreads / tpr;
     simt::launch(scan_rows_kernel<F, T>, dim3(grid_for(outer, per_block)), dim3(tpr, per_block), 0,
                  stream, f, in, out, outer, n);
+  } else if (outer * inner < kChunkedColumnsBelow && n >= kScanChunks) {
+    const int64_t tiles = outer * ((inner + kWarp - 1) / kWarp);
+    simt::launch(scan_column_chunks_kernel<F, T>, dim3(grid_for(tiles, 1)),
+                 dim3(kWarp, kScanChunks), 0, stream, f, in, out, outer, n, inner);
   } else {
     simt::launch(scan_columns_kernel<F, T>, dim3(grid_for(outer * inner)), dim3(kBlock), 0, stream,
                  f, in, out, outer, n, inner);
