@@ -11,6 +11,8 @@
 #                             for them: ops/nn_ops.h, ops/optim_step.h; op_utils.h and the others
 #                             hand out backend(), which only the op layer calls)
 #   optim                     the same and nn (nn/options.h)
+#   amp                       the same as optim, and optim (the scaler steps optimizers and marks
+#                             scaled gradients for nn's clipping)
 #   umbrella                  ember/ember.h: every public header
 #   tools                     the public headers only (include/ember/, umbrella included)
 #
@@ -77,7 +79,7 @@ function exists(p,    r) { r = (getline _ < p) >= 0; close(p); return r }
 function fail(msg) { print "  " msg; bad++ }
 BEGIN {
   # folders of src/ and their layers
-  split("core alloc dynload kernels autograd backend ops nn optim data io utils", d, " ")
+  split("core alloc dynload kernels autograd backend ops nn optim data io utils amp", d, " ")
   for (i in d) srcdir[d[i]] = d[i]
   # public headers (include/ember/NAME.h or include/ember/NAME/...) and their layers
   split("macros half dtype device shape scalar storage error tensor parallel version " \
@@ -85,7 +87,7 @@ BEGIN {
   for (i in c) public[c[i]] = "core"
   public["autograd"] = "autograd"
   public["ops"] = "ops"; public["random"] = "ops"
-  split("nn optim data io utils", u, " ")
+  split("nn optim data io utils amp", u, " ")
   for (i in u) public[u[i]] = u[i]
   public["ember"] = "umbrella"
   # who may include whom (besides itself)
@@ -96,8 +98,9 @@ BEGIN {
   split("nn data io utils", libs, " ")
   for (i in libs) allow[libs[i]] = "core kernels autograd ops"
   allow["optim"] = "core kernels autograd ops nn"
-  allow["umbrella"] = "core autograd ops nn optim data io utils"
-  allow["tools"] = "core autograd ops nn optim data io utils umbrella"
+  allow["amp"] = "core kernels autograd ops nn optim"
+  allow["umbrella"] = "core autograd ops nn optim data io utils amp"
+  allow["tools"] = "core autograd ops nn optim data io utils amp umbrella"
   # the headers of src/ops/ that other layers may include
   ops_exports["ops/nn_ops.h"] = 1; ops_exports["ops/optim_step.h"] = 1
   for (l in allow) {
