@@ -8,11 +8,10 @@
 #   backend                   core alloc dynload kernels simt (the emulator, for src/backend/cuda)
 #   ops                       core kernels autograd backend
 #   nn data io utils          core kernels autograd ops (of src/ops/, only the entry points made
-#                             for them: ops/nn_ops.h, ops/optim_step.h; op_utils.h and the others
-#                             hand out backend(), which only the op layer calls)
+#                             for them: ops/nn_ops.h, ops/optim_step.h, ops/autocast.h; op_utils.h
+#                             and the others hand out backend(), which only the op layer calls)
 #   optim                     the same and nn (nn/options.h)
-#   amp                       the same as optim, and optim (the scaler steps optimizers and marks
-#                             scaled gradients for nn's clipping)
+#   amp                       the same, nn and optim
 #   umbrella                  ember/ember.h: every public header
 #   tools                     the public headers only (include/ember/, umbrella included)
 #
@@ -103,6 +102,7 @@ BEGIN {
   allow["tools"] = "core autograd ops nn optim data io utils amp umbrella"
   # the headers of src/ops/ that other layers may include
   ops_exports["ops/nn_ops.h"] = 1; ops_exports["ops/optim_step.h"] = 1
+  ops_exports["ops/autocast.h"] = 1
   for (l in allow) {
     n = split(allow[l], a, " ")
     for (i = 1; i <= n; ++i) may[l, a[i]] = 1
@@ -154,7 +154,7 @@ $0 == "" { next }
     fail(file ":" line ": " from " may not include \"" target "\" (" to ")")
   } else if (to == "ops" && first == "ops" && !(target in ops_exports)) {
     fail(file ":" line ": \"" target "\" is private to the op layer (its entry points for " \
-         "other layers: ops/nn_ops.h, ops/optim_step.h)")
+         "other layers: ops/nn_ops.h, ops/optim_step.h, ops/autocast.h)")
   }
 }
 END {

@@ -1,7 +1,7 @@
 // ember: tensors on the CPU or CUDA devices, with PyTorch's names. The one header to include.
 #pragma once
 
-#include "ember/amp/grad_scaler.h"
+#include "ember/amp.h"
 #include "ember/autograd.h"
 #include "ember/backends.h"
 #include "ember/cuda.h"

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "autograd/function.h"
+#include "core/switches.h"
 #include "core/tensor_util.h"
 
 namespace ember::autograd {
@@ -47,6 +48,9 @@ struct ByNewest {
 // accumulated (autograd::grad); then only the nodes on a path to a capture run.
 TensorList execute(const std::vector<Edge>& roots, TensorList root_grads, bool keep_graph,
                    bool create_graph, const std::vector<Edge>& captures) {
+  // Backward formulas run in the dtypes the forward pass chose: autocast never casts them (as in
+  // PyTorch, whose backward kernels sit below its autocast layer).
+  AutocastExcludeGuard no_autocast;
   struct GradModeScope {
     bool prev = is_grad_enabled();
     ~GradModeScope() { set_grad_enabled(prev); }

@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/env_switch.h"
 #include "ember/backends.h"
@@ -110,3 +113,44 @@ FlagsGuard::FlagsGuard(bool enabled) : enabled_(mkldnn::enabled()) { set_enabled
 FlagsGuard::~FlagsGuard() { set_enabled(enabled_); }
 
 }  // namespace ember::backends::mkldnn
+
+// ---- autocast -----------------------------------------------------------------------------------
+
+namespace ember {
+
+thread_local AutocastState t_autocast;
+
+namespace {
+
+struct CacheEntry {
+  Tensor source;  // keeps the key's TensorImpl alive, so its address is not reused
+  DType dtype;
+  Tensor cast;
+};
+thread_local std::unordered_map<const TensorImpl*, std::vector<CacheEntry>> t_cast_cache;
+thread_local size_t t_cast_cache_size = 0;
+
+}  // namespace
+
+const Tensor* autocast_cache_find(const Tensor& source, DType dtype) {
+  auto it = t_cast_cache.find(source.impl_ptr().get());
+  if (it == t_cast_cache.end()) return nullptr;
+  for (const CacheEntry& e : it->second) {
+    if (e.dtype == dtype) return &e.cast;
+  }
+  return nullptr;
+}
+
+void autocast_cache_store(const Tensor& source, DType dtype, const Tensor& cast) {
+  t_cast_cache[source.impl_ptr().get()].push_back({source, dtype, cast});
+  ++t_cast_cache_size;
+}
+
+void autocast_cache_clear() {
+  t_cast_cache.clear();
+  t_cast_cache_size = 0;
+}
+
+size_t autocast_cache_size() { return t_cast_cache_size; }
+
+}  // namespace ember

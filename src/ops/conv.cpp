@@ -13,6 +13,7 @@
 #include "autograd/function.h"
 #include "ember/backends.h"
 #include "ember/parallel.h"
+#include "ops/autocast.h"
 #include "ops/nn_ops.h"
 #include "ops/op_utils.h"
 
@@ -527,6 +528,11 @@ Tensor avg_pool_impl(const char* op, const char* node, const Tensor& input, cons
 Tensor convolution(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias,
                    int64_t dims, const int64_t* stride, const int64_t* padding,
                    const int64_t* dilation, int64_t groups) {
+  const autocast::Op aop = dims == 1 ? autocast::Op::conv1d : autocast::Op::conv2d;
+  if (autocast::active(aop, input)) {
+    autocast::Scope s(aop, input, {input, weight, bias});
+    return convolution(op, s[0], s[1], s[2], dims, stride, padding, dilation, groups);
+  }
   check_conv(op, input, weight, bias, dims, stride, padding, dilation, groups, false);
   if (dims == 1) {
     return conv_nd(op, input, weight, bias, 1, {1, stride[0]}, {0, padding[0]}, {0, 2 * padding[0]},
@@ -539,6 +545,11 @@ Tensor convolution(const char* op, const Tensor& input, const Tensor& weight, co
 Tensor convolution(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias,
                    int64_t dims, const int64_t* stride, const std::string& padding,
                    const int64_t* dilation, int64_t groups) {
+  const autocast::Op aop = dims == 1 ? autocast::Op::conv1d : autocast::Op::conv2d;
+  if (autocast::active(aop, input)) {
+    autocast::Scope s(aop, input, {input, weight, bias});
+    return convolution(op, s[0], s[1], s[2], dims, stride, padding, dilation, groups);
+  }
   const int64_t zero[2] = {0, 0};
   check_conv(op, input, weight, bias, dims, stride, zero, dilation, groups, false);
   std::array<int64_t, 2> lo, total;
@@ -551,6 +562,10 @@ Tensor convolution(const char* op, const Tensor& input, const Tensor& weight, co
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Pair stride,
                         Pair padding, Pair output_padding, int64_t groups, Pair dilation) {
+  if (autocast::active(autocast::Op::conv_transpose2d, input)) {
+    autocast::Scope s(autocast::Op::conv_transpose2d, input, {input, weight, bias});
+    return conv_transpose2d(s[0], s[1], s[2], stride, padding, output_padding, groups, dilation);
+  }
   const char* op = "conv_transpose2d";
   check_conv(op, input, weight, bias, 2, stride.data(), padding.data(), dilation.data(), groups,
              true);

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "autograd/function.h"
+#include "ops/autocast.h"
 #include "ops/elementwise_grad.h"
 #include "ops/op_utils.h"
 
@@ -130,9 +131,49 @@ Tensor& unary_inplace(const char* name, UnaryOp op, Tensor& x, ElementwiseParams
 
 }  // namespace
 
+namespace {
+
+// The autocast row of a unary op, where autocast has one (ops/autocast_ops.def).
+std::optional<autocast::Op> autocast_row(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Exp:
+      return autocast::Op::exp;
+    case UnaryOp::Expm1:
+      return autocast::Op::expm1;
+    case UnaryOp::Log:
+      return autocast::Op::log;
+    case UnaryOp::Log2:
+      return autocast::Op::log2;
+    case UnaryOp::Log1p:
+      return autocast::Op::log1p;
+    case UnaryOp::Reciprocal:
+      return autocast::Op::reciprocal;
+    case UnaryOp::Rsqrt:
+      return autocast::Op::rsqrt;
+    case UnaryOp::Tan:
+      return autocast::Op::tan;
+    case UnaryOp::Softplus:
+      return autocast::Op::softplus;
+    default:
+      return std::nullopt;
+  }
+}
+
+// A public unary function: autocast's cast (when its row applies), then the op.
+Tensor unary_public(const char* name, UnaryOp op, const Tensor& x, ElementwiseParams p = {}) {
+  const std::optional<autocast::Op> row = autocast_row(op);
+  if (row && autocast::active(*row, x)) {
+    autocast::Scope s(*row, x, {x});
+    return unary_op(name, op, s[0], p);
+  }
+  return unary_op(name, op, x, p);
+}
+
+}  // namespace
+
 // The public function of every row whose api is Fn: `Tensor name(const Tensor& x)`.
 #define EMBER_UNARY_API_Fn(Enum, name) \
-  Tensor name(const Tensor& x) { return unary_op(#name, UnaryOp::Enum, x); }
+  Tensor name(const Tensor& x) { return unary_public(#name, UnaryOp::Enum, x); }
 #define EMBER_UNARY_API_Custom(Enum, name)
 #define EMBER_UNARY_OP(Enum, name, dtypes, result, api, derivative) \
   EMBER_UNARY_API_##api(Enum, name)
@@ -147,7 +188,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 }
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
-  return unary_op("softplus", UnaryOp::Softplus, x, {beta, threshold});
+  return unary_public("softplus", UnaryOp::Softplus, x, {beta, threshold});
 }
 
 Tensor elu(const Tensor& x, double alpha) { return unary_op("elu", UnaryOp::Elu, x, {alpha}); }
@@ -336,8 +377,18 @@ Tensor div(Scalar a, const Tensor& b, const std::string& mode) {
   Tensor s = scalar_tensor(a, TensorOptions().dtype(result_type(b, a)).device(b.device()));
   return binary_op("div", div_op(mode), s, b);
 }
-Tensor pow(const Tensor& a, const Tensor& b) { return binary_op("pow", BinaryOp::Pow, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) {
+  if (autocast::active(autocast::Op::pow, a)) {
+    autocast::Scope s(autocast::Op::pow, a, {a, b});
+    return binary_op("pow", BinaryOp::Pow, s[0], s[1]);
+  }
+  return binary_op("pow", BinaryOp::Pow, a, b);
+}
 Tensor pow(const Tensor& a, Scalar e) {
+  if (autocast::active(autocast::Op::pow, a)) {
+    autocast::Scope s(autocast::Op::pow, a, {a});
+    return pow(s[0], e);
+  }
   DType t = result_type(a, e);
   if (!is_floating_point(t) && e.to_long() < 0) {
     throw ValueError("[pow] Integers to negative integer powers are not allowed.");
@@ -350,14 +401,33 @@ Tensor pow(const Tensor& a, Scalar e) {
   return out;
 }
 Tensor pow(Scalar a, const Tensor& b) {
+  if (autocast::active(autocast::Op::pow, b)) {
+    autocast::Scope s(autocast::Op::pow, b, {b});
+    return pow(a, s[0]);
+  }
   Tensor s = scalar_tensor(a, TensorOptions().dtype(result_type(b, a)).device(b.device()));
   return binary_op("pow", BinaryOp::Pow, s, b);
 }
 
+namespace {
+
+// A public binary function: autocast's promotion (atan2, the one binary row with a policy).
+Tensor binary_public(const char* name, BinaryOp op, const Tensor& a, const Tensor& b) {
+  if (op == BinaryOp::Atan2 && autocast::active(autocast::Op::atan2, a)) {
+    autocast::Scope s(autocast::Op::atan2, a, {a, b});
+    return binary_op(name, op, s[0], s[1]);
+  }
+  return binary_op(name, op, a, b);
+}
+
+}  // namespace
+
 // The public functions of every row whose api is Fn (`Tensor name(const Tensor&, const Tensor&)`)
 // or FnScalar (also `Tensor name(const Tensor&, Scalar)`).
-#define EMBER_BINARY_API_Fn(Enum, name) \
-  Tensor name(const Tensor& a, const Tensor& b) { return binary_op(#name, BinaryOp::Enum, a, b); }
+#define EMBER_BINARY_API_Fn(Enum, name)                \
+  Tensor name(const Tensor& a, const Tensor& b) {      \
+    return binary_public(#name, BinaryOp::Enum, a, b); \
+  }
 #define EMBER_BINARY_API_FnScalar(Enum, name)                              \
   EMBER_BINARY_API_Fn(Enum, name) Tensor name(const Tensor& a, Scalar b) { \
     return binary_op(#name, BinaryOp::Enum, a, b);                         \
@@ -514,11 +584,19 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
 }
 
 Tensor addcmul(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value) {
+  if (autocast::active(autocast::Op::addcmul, x)) {
+    autocast::Scope s(autocast::Op::addcmul, x, {x, t1, t2});
+    return addcmul(s[0], s[1], s[2], value);
+  }
   return ternary_op("addcmul", TernaryOp::Addcmul, x, t1, t2, result_type3(x, t1, t2),
                     {value.to_double()});
 }
 
 Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value) {
+  if (autocast::active(autocast::Op::addcdiv, x)) {
+    autocast::Scope s(autocast::Op::addcdiv, x, {x, t1, t2});
+    return addcdiv(s[0], s[1], s[2], value);
+  }
   DType ct = result_type3(x, t1, t2);
   if (!is_floating_point(t1.dtype()) && !is_floating_point(t2.dtype())) {
     throw TypeError(

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "autograd/function.h"
+#include "ops/autocast.h"
 #include "ops/index_grad.h"
 #include "ops/op_utils.h"
 
@@ -341,6 +342,10 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, Scalar value) 
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (autocast::active(autocast::Op::scatter_add, x)) {
+    autocast::Scope s(autocast::Op::scatter_add, x, {x, src});
+    return scatter_add(s[0], dim, index, s[1]);
+  }
   if (autograd::needs_grad({&x, &src})) return grad_ops::scatter(x, dim, index, src, true);
   check_defined("scatter_add", x, "input");
   check_defined("scatter_add", src, "src");
@@ -424,6 +429,10 @@ Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values, b
 
 Tensor index_put(const Tensor& x, const TensorList& indices, const Tensor& values,
                  bool accumulate) {
+  if (autocast::active(autocast::Op::index_put, x)) {
+    autocast::Scope s(autocast::Op::index_put, x, {x, values});
+    return index_put(s[0], indices, s[1], accumulate);
+  }
   if (autograd::needs_grad({&x, &values}))
     return grad_ops::index_put(x, indices, values, accumulate);
   check_defined("index_put", x, "input");

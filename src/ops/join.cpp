@@ -1,12 +1,17 @@
 // Joining ops: cat and stack, built from narrow(...).copy_(...) so every backend gets them from
 // its copy kernel (which also converts dtypes).
 #include "autograd/function.h"
+#include "ops/autocast.h"
 #include "ops/index_grad.h"
 #include "ops/op_utils.h"
 
 namespace ember {
 
 Tensor cat(const TensorList& tensors, int64_t dim) {
+  if (!tensors.empty() && autocast::active(autocast::Op::cat, tensors[0])) {
+    autocast::Scope s(autocast::Op::cat, tensors[0], tensors);
+    return cat(s.inputs(), dim);
+  }
   if (autograd::needs_grad(tensors)) return grad_ops::cat(tensors, dim);
   const char* op = "cat";
   if (tensors.empty()) throw ValueError("[cat] expected a non-empty list of tensors");
@@ -72,6 +77,10 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
 }
 
 Tensor stack(const TensorList& tensors, int64_t dim) {
+  if (!tensors.empty() && autocast::active(autocast::Op::stack, tensors[0])) {
+    autocast::Scope s(autocast::Op::stack, tensors[0], tensors);
+    return stack(s.inputs(), dim);
+  }
   if (tensors.empty()) throw ValueError("[stack] expected a non-empty list of tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!tensors[i].defined()) {

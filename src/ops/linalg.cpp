@@ -1,6 +1,7 @@
 // Matrix products: mm, bmm, matmul, addmm, linear, dot, outer. Every one checks its arguments,
 // brings the operands to (B, n, k) @ (B, k, m) views and hands them to the backend's gemm.
 #include "autograd/function.h"
+#include "ops/autocast.h"
 #include "ops/linalg_grad.h"
 #include "ops/op_utils.h"
 
@@ -237,6 +238,10 @@ Tensor matmul_batched(Device dev, const Tensor& a, const Tensor& b) {
 // ---- ops ----------------------------------------------------------------------------------------
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autocast::active(autocast::Op::mm, a)) {
+    autocast::Scope s(autocast::Op::mm, a, {a, b});
+    return mm(s[0], s[1]);
+  }
   if (autograd::needs_grad({&a, &b})) return grad_ops::mm(a, b);
   Device dev = check_pair("mm", a, b);
   check_matrix("mm", "self", a);
@@ -246,6 +251,10 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autocast::active(autocast::Op::bmm, a)) {
+    autocast::Scope s(autocast::Op::bmm, a, {a, b});
+    return bmm(s[0], s[1]);
+  }
   if (autograd::needs_grad({&a, &b})) return grad_ops::bmm(a, b);
   Device dev = check_pair("bmm", a, b);
   if (a.dim() != 3) {
@@ -264,6 +273,10 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast::active(autocast::Op::matmul, a)) {
+    autocast::Scope s(autocast::Op::matmul, a, {a, b});
+    return matmul(s[0], s[1]);
+  }
   if (autograd::needs_grad({&a, &b})) return grad_ops::matmul(a, b);
   check_defined("matmul", {&a, &b});
   const int64_t da = a.dim(), db = b.dim();
@@ -311,6 +324,10 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+  if (autocast::active(autocast::Op::addmm, a)) {
+    autocast::Scope s(autocast::Op::addmm, a, {input, a, b});
+    return addmm(s[0], s[1], s[2], beta, alpha);
+  }
   if (autograd::needs_grad({&input, &a, &b})) return grad_ops::addmm(input, a, b, beta, alpha);
   check_defined("addmm", {&input, &a, &b});
   Device dev = common_device("addmm", {&input, &a, &b});
@@ -335,6 +352,10 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta,
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (autocast::active(autocast::Op::linear, x)) {
+    autocast::Scope s(autocast::Op::linear, x, {x, weight, bias});
+    return linear(s[0], s[1], s[2]);
+  }
   if (autograd::needs_grad({&x, &weight, &bias})) return grad_ops::linear(x, weight, bias);
   check_defined("linear", {&x, &weight});
   if (x.dim() == 0 || weight.dim() == 0) {
@@ -375,6 +396,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
+  if (autocast::active(autocast::Op::dot, a)) {
+    autocast::Scope s(autocast::Op::dot, a, {a, b});
+    return dot(s[0], s[1]);
+  }
   if (autograd::needs_grad({&a, &b})) return grad_ops::dot(a, b);
   check_defined("dot", {&a, &b});
   Device dev = common_device("dot", {&a, &b});

@@ -7,6 +7,7 @@
 #include "autograd/function.h"
 #include "ember/random.h"
 #include "kernels/norm_ops.h"
+#include "ops/autocast.h"
 #include "ops/nn_ops.h"
 #include "ops/op_utils.h"
 
@@ -259,6 +260,10 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 
 Tensor layer_norm(const Tensor& input, const std::vector<int64_t>& normalized_shape,
                   const Tensor& weight, const Tensor& bias, double eps) {
+  if (autocast::active(autocast::Op::layer_norm, input)) {
+    autocast::Scope s(autocast::Op::layer_norm, input, {input, weight, bias});
+    return layer_norm(s[0], normalized_shape, s[1], s[2], eps);
+  }
   const char* op = "layer_norm";
   check_float_input(op, input);
   const int64_t n = check_normalized_shape(op, input, normalized_shape);
@@ -288,6 +293,10 @@ Tensor rms_norm(const Tensor& input, const std::vector<int64_t>& normalized_shap
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  if (autocast::active(autocast::Op::group_norm, input)) {
+    autocast::Scope s(autocast::Op::group_norm, input, {input, weight, bias});
+    return group_norm(s[0], num_groups, s[1], s[2], eps);
+  }
   const char* op = "group_norm";
   check_float_input(op, input);
   if (input.dim() < 2) {

@@ -5,6 +5,7 @@
 
 #include "autograd/function.h"
 #include "kernels/reduce_ops.h"
+#include "ops/autocast.h"
 #include "ops/op_utils.h"
 #include "ops/reduce_grad.h"
 
@@ -176,11 +177,19 @@ Tensor scan_op(const char* op, ScanOp sop, const Tensor& x, int64_t dim,
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
            std::optional<DType> dtype) {
+  if (!dtype && autocast::active(autocast::Op::sum, x)) {
+    autocast::Scope s(autocast::Op::sum, x, {x});
+    return sum(s[0], dims, keepdim, dtype);
+  }
   if (autograd::needs_grad({&x})) return grad_ops::sum(x, dims, keepdim, dtype);
   return sum_like("sum", ReduceOp::Sum, x, dims, keepdim, dtype);
 }
 
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  if (autocast::active(autocast::Op::prod, x)) {
+    autocast::Scope s(autocast::Op::prod, x, {x});
+    return prod(s[0], dim, keepdim);
+  }
   if (autograd::needs_grad({&x})) return grad_ops::prod(x, dim, keepdim);
   return sum_like("prod", ReduceOp::Prod, x, opt_dims(dim), keepdim, std::nullopt);
 }
@@ -255,6 +264,10 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& x, const std::vector<int64_t>&
 }
 
 Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool keepdim) {
+  if (autocast::active(autocast::Op::norm, x)) {
+    autocast::Scope s(autocast::Op::norm, x, {x});
+    return norm(s[0], p, dims, keepdim);
+  }
   if (autograd::needs_grad({&x})) return grad_ops::norm(x, p, dims, keepdim);
   check_defined("norm", x);
   require_float("norm", x, "input dtype should be either floating point or complex.");
@@ -287,6 +300,10 @@ Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool ke
 }
 
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  if (autocast::active(autocast::Op::logsumexp, x)) {
+    autocast::Scope s(autocast::Op::logsumexp, x, {x});
+    return logsumexp(s[0], dims, keepdim);
+  }
   if (autograd::needs_grad({&x})) return grad_ops::logsumexp(x, dims, keepdim);
   check_defined("logsumexp", x);
   // Integers and bool compute in the default float dtype, as in PyTorch.
@@ -307,10 +324,18 @@ Tensor all(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 // ---- scans --------------------------------------------------------------------------------------
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (!dtype && autocast::active(autocast::Op::cumsum, x)) {
+    autocast::Scope s(autocast::Op::cumsum, x, {x});
+    return cumsum(s[0], dim, dtype);
+  }
   if (autograd::needs_grad({&x})) return grad_ops::cumsum(x, dim, dtype);
   return scan_op("cumsum", ScanOp::CumSum, x, dim, dtype);
 }
 Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (!dtype && autocast::active(autocast::Op::cumprod, x)) {
+    autocast::Scope s(autocast::Op::cumprod, x, {x});
+    return cumprod(s[0], dim, dtype);
+  }
   if (autograd::needs_grad({&x})) return grad_ops::cumprod(x, dim, dtype);
   return scan_op("cumprod", ScanOp::CumProd, x, dim, dtype);
 }

@@ -1,5 +1,6 @@
 // softmax and log_softmax: dtype handling and dim checks; the fused kernel is per backend.
 #include "autograd/function.h"
+#include "ops/autocast.h"
 #include "ops/op_utils.h"
 #include "ops/reduce_grad.h"
 
@@ -25,11 +26,19 @@ Tensor softmax_op(const char* op, const Tensor& x, int64_t dim, std::optional<DT
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (!dtype && autocast::active(autocast::Op::softmax, x)) {
+    autocast::Scope s(autocast::Op::softmax, x, {x});
+    return softmax(s[0], dim, dtype);
+  }
   if (autograd::needs_grad({&x})) return grad_ops::softmax(x, dim, dtype, false);
   return softmax_op("softmax", x, dim, dtype, false);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (!dtype && autocast::active(autocast::Op::log_softmax, x)) {
+    autocast::Scope s(autocast::Op::log_softmax, x, {x});
+    return log_softmax(s[0], dim, dtype);
+  }
   if (autograd::needs_grad({&x})) return grad_ops::softmax(x, dim, dtype, true);
   return softmax_op("log_softmax", x, dim, dtype, true);
 }

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "autograd/function.h"
+#include "core/switches.h"
 #include "ember/autograd.h"
 #include "ember/random.h"
 #include "ember/utils/checkpoint.h"
@@ -58,6 +59,7 @@ TensorList checkpoint(const std::function<TensorList(const TensorList&)>& fn,
   if (!is_grad_enabled()) return fn(inputs);
 
   RngStates rng = preserve_rng_state ? capture(inputs) : RngStates{};
+  const AutocastState autocast = t_autocast;  // the recomputation casts as this pass does
   TensorList outputs;
   {
     NoGradGuard no_grad;
@@ -79,8 +81,8 @@ TensorList checkpoint(const std::function<TensorList(const TensorList&)>& fn,
   const size_t n = inputs.size();
   autograd::record(
       "CheckpointFunctionBackward", inputs, outputs, saved,
-      [fn, rng = std::move(rng), slots, n](const TensorList& grads,
-                                           const autograd::GradContext& ctx) -> TensorList {
+      [fn, rng = std::move(rng), autocast, slots, n](
+          const TensorList& grads, const autograd::GradContext& ctx) -> TensorList {
         if (is_grad_enabled()) {
           throw NotImplementedError(
               "[checkpoint] backward with create_graph=true (higher-order gradients) is not "
@@ -96,6 +98,7 @@ TensorList checkpoint(const std::function<TensorList(const TensorList&)>& fn,
         {
           RngFork fork(rng);
           EnableGradGuard grad_mode;
+          AutocastReplayGuard replay(autocast);
           outs = fn(args);
         }
         if (outs.size() != grads.size()) {

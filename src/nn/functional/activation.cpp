@@ -4,9 +4,11 @@
 #include <cmath>
 #include <limits>
 
+#include "core/switches.h"
 #include "core/tensor_util.h"
 #include "ember/autograd.h"
 #include "ember/nn/functional/norm.h"
+#include "ops/autocast.h"
 
 namespace ember::nn::functional {
 
@@ -20,11 +22,20 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
 
 Tensor relu6(const Tensor& x) { return hardtanh(x, 0.0, 6.0); }
 
-Tensor mish(const Tensor& x) { return x * ember::tanh(ember::softplus(x)); }
+Tensor mish(const Tensor& x) {
+  // One op in PyTorch, on no autocast list: its softplus must not switch it to float32.
+  AutocastExcludeGuard no_autocast;
+  return x * ember::tanh(ember::softplus(x));
+}
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale) {
+  if (autocast::active(autocast::Op::scaled_dot_product_attention, query)) {
+    autocast::Scope s(autocast::Op::scaled_dot_product_attention, query,
+                      {query, key, value, attn_mask});
+    return scaled_dot_product_attention(s[0], s[1], s[2], s[3], dropout_p, is_causal, scale);
+  }
   const char* op = "scaled_dot_product_attention";
   if (!query.defined() || !key.defined() || !value.defined()) {
     throw ValueError(op_prefix(op) + "query, key and value must be defined tensors");

@@ -6,6 +6,7 @@
 
 #include "core/tensor_util.h"
 #include "ember/ops.h"
+#include "ops/autocast.h"
 #include "ops/nn_ops.h"
 
 namespace ember::nn::functional {
@@ -75,6 +76,10 @@ Tensor probability_loss(const Tensor& input, const Tensor& target,
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyFuncOptions& options) {
+  if (autocast::active(autocast::Op::cross_entropy, input)) {
+    autocast::Scope s(autocast::Op::cross_entropy, input, {input, target, options.weight()});
+    return cross_entropy(s[0], s[1], CrossEntropyFuncOptions(options).weight(s[2]));
+  }
   ops::check_loss_operands("cross_entropy", input, target);
   if (is_floating_point(target.dtype())) return probability_loss(input, target, options);
   return ops::class_index_loss("cross_entropy", true, input, target, options.weight(),
@@ -83,6 +88,10 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
+  if (autocast::active(autocast::Op::nll_loss, input)) {
+    autocast::Scope s(autocast::Op::nll_loss, input, {input, target, options.weight()});
+    return nll_loss(s[0], s[1], NLLLossFuncOptions(options).weight(s[2]));
+  }
   ops::check_loss_operands("nll_loss", input, target);
   return ops::class_index_loss("nll_loss", false, input, target, options.weight(),
                                options.ignore_index(), 0.0,
@@ -90,12 +99,20 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOpti
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
+  if (autocast::active(autocast::Op::mse_loss, input)) {
+    autocast::Scope s(autocast::Op::mse_loss, input, {input, target});
+    return mse_loss(s[0], s[1], options);
+  }
   check_pair("mse_loss", input, target);
   const Reduction r = parse_reduction("mse_loss", options.reduction());
   return reduce(pow(input - target, 2), r);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
+  if (autocast::active(autocast::Op::l1_loss, input)) {
+    autocast::Scope s(autocast::Op::l1_loss, input, {input, target});
+    return l1_loss(s[0], s[1], options);
+  }
   check_pair("l1_loss", input, target);
   const Reduction r = parse_reduction("l1_loss", options.reduction());
   return reduce(abs(input - target), r);
@@ -103,6 +120,10 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOption
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossFuncOptions& options) {
+  if (autocast::active(autocast::Op::smooth_l1_loss, input)) {
+    autocast::Scope s(autocast::Op::smooth_l1_loss, input, {input, target});
+    return smooth_l1_loss(s[0], s[1], options);
+  }
   check_pair("smooth_l1_loss", input, target);
   const Reduction r = parse_reduction("smooth_l1_loss", options.reduction());
   const double beta = options.beta();
@@ -115,6 +136,10 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
+  if (autocast::active(autocast::Op::huber_loss, input)) {
+    autocast::Scope s(autocast::Op::huber_loss, input, {input, target});
+    return huber_loss(s[0], s[1], options);
+  }
   check_pair("huber_loss", input, target);
   const Reduction r = parse_reduction("huber_loss", options.reduction());
   const double delta = options.delta();
@@ -127,6 +152,10 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFunc
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BinaryCrossEntropyFuncOptions& options) {
+  if (autocast::active(autocast::Op::binary_cross_entropy, input)) {
+    autocast::Scope s(autocast::Op::binary_cross_entropy, input, {input, target, options.weight()});
+    return binary_cross_entropy(s[0], s[1], BinaryCrossEntropyFuncOptions(options).weight(s[2]));
+  }
   check_pair("binary_cross_entropy", input, target);
   const Reduction r = parse_reduction("binary_cross_entropy", options.reduction());
   if (input.sizes() != target.sizes()) {
@@ -142,6 +171,12 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BinaryCrossEntropyWithLogitsFuncOptions& options) {
+  if (autocast::active(autocast::Op::binary_cross_entropy_with_logits, input)) {
+    autocast::Scope s(autocast::Op::binary_cross_entropy_with_logits, input,
+                      {input, target, options.weight(), options.pos_weight()});
+    return binary_cross_entropy_with_logits(
+        s[0], s[1], BinaryCrossEntropyWithLogitsFuncOptions(options).weight(s[2]).pos_weight(s[3]));
+  }
   const char* op = "binary_cross_entropy_with_logits";
   check_pair(op, input, target);
   const Reduction r = parse_reduction(op, options.reduction());
@@ -159,6 +194,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
+  if (autocast::active(autocast::Op::kl_div, input)) {
+    autocast::Scope s(autocast::Op::kl_div, input, {input, target});
+    return kl_div(s[0], s[1], options);
+  }
   check_pair("kl_div", input, target);
   const Reduction r = parse_reduction("kl_div", options.reduction(), true);
   Tensor l;
