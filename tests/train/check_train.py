@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """End-to-end checks of `ember train` on a subset of Fashion-MNIST.
 
-  check_train.py SCENARIO EMBER [--device DEV] [--model NAME]
+  check_train.py SCENARIO EMBER [--device DEV] [--model NAME] [--amp bf16|fp16|off]
 
 Scenarios:
   learns     two short epochs: the training loss falls, test accuracy clears chance (10%) by a
              wide margin, and the metrics, chart, checkpoint and final weights are written.
   resume     a run stopped by Ctrl-C (SIGINT) after its first progress line saves a checkpoint
-             and exits 130; --resume then finishes it with the same losses and accuracies as an
-             uninterrupted run; a further --resume of the finished run changes nothing.
+             and exits 130; --resume then finishes it with the same losses and accuracies and
+             byte-identical final weights as an uninterrupted run; a further --resume of the
+             finished run changes nothing.
   errors     bad input gives a one-line error and a non-zero exit, and never touches what was
              saved: unknown model/device, batch size 0, --resume without a checkpoint, a new run
              over an existing checkpoint, a checkpoint of another model, missing or corrupted data.
+  amp_errors a run saved with --amp fp16 (its GradScaler state in the checkpoint) refuses a resume
+             with another --amp, and keeps its checkpoint.
+
+With --amp every run trains under autocast (and, for fp16, a GradScaler); `resume` then checks
+that the scaler's state travels through the checkpoint, so the resumed run is identical.
 """
 import gzip
 import json
@@ -46,8 +52,9 @@ def metrics(d):
 
 
 def base_args(ember, d, args):
+    amp = ["--amp", args.amp] if args.amp else []
     return [ember, "train", "--checkpoint-dir", d, "--device", args.device, "--model", args.model,
-            "--seed", "3", "--workers", "1"]
+            "--seed", "3", "--workers", "1"] + amp
 
 
 def learns(ember, args, tmp):
@@ -118,6 +125,11 @@ def resume(ember, args, tmp):
     diff = same(metrics(ref), metrics(d))
     if diff:
         fail("resumed run differs from the uninterrupted one: " + diff, out + out2)
+    with open(os.path.join(ref, "model.safetensors"), "rb") as f:
+        ref_weights = f.read()
+    with open(os.path.join(d, "model.safetensors"), "rb") as f:
+        if f.read() != ref_weights:
+            fail("the resumed run's final weights are not byte-identical to the uninterrupted run's")
     # Resuming a finished run trains nothing and keeps the results.
     run([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device])
     diff = same(metrics(ref), metrics(d))
@@ -177,13 +189,41 @@ def errors(ember, args, tmp):
     print("errors: ok")
 
 
+def amp_errors(ember, args, tmp):
+    d = os.path.join(tmp, "fp16")
+    args.amp = "fp16"
+    out = run(base_args(ember, d, args) + ["--epochs", "1", "--train-samples", "64",
+                                           "--test-samples", "32", "--batch-size", "16"])
+    if "amp fp16 with loss scaling" not in out:
+        fail("the run does not report fp16 with loss scaling", out)
+    ck = os.path.join(d, "checkpoint.safetensors")
+    with open(ck, "rb") as f:
+        saved = f.read()
+    n = struct.unpack("<Q", saved[:8])[0]
+    names = json.loads(saved[8:8 + n])
+    for key in ("scaler.scale", "scaler._growth_tracker", "scaler.growth_interval"):
+        if key not in names:
+            fail("checkpoint has no %s entry" % key)
+    if names["__metadata__"].get("amp") != "fp16":
+        fail("checkpoint metadata has no amp=fp16")
+    p = subprocess.run([ember, "train", "--resume", "--checkpoint-dir", d, "--amp", "bf16"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 1 or "is a run with --amp fp16" not in p.stdout:
+        fail("resume with another --amp was not refused", p.stdout)
+    with open(ck, "rb") as f:
+        if f.read() != saved:
+            fail("a refused resume changed the checkpoint")
+    print("amp_errors: ok")
+
+
 def main():
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", choices=["learns", "resume", "errors"])
+    ap.add_argument("scenario", choices=["learns", "resume", "errors", "amp_errors"])
     ap.add_argument("ember")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--model", default="mlp")
+    ap.add_argument("--amp", default=None)
     ap.add_argument("--train", type=int, default=4000)
     ap.add_argument("--test", type=int, default=1000)
     ap.add_argument("--min-accuracy", type=float, default=0.6)
@@ -192,7 +232,8 @@ def main():
         fail(DATA + " is missing: scripts/install-deps.sh installs dataset-fashion-mnist")
     tmp = tempfile.mkdtemp(prefix="ember-train-")
     try:
-        {"learns": learns, "resume": resume, "errors": errors}[args.scenario](args.ember, args, tmp)
+        {"learns": learns, "resume": resume, "errors": errors,
+         "amp_errors": amp_errors}[args.scenario](args.ember, args, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
