@@ -14,7 +14,8 @@ Scenarios:
              saved: unknown model/device, batch size 0, --resume without a checkpoint, a new run
              over an existing checkpoint, a checkpoint of another model, missing or corrupted data.
   amp_errors a run saved with --amp fp16 (its GradScaler state in the checkpoint) refuses a resume
-             with another --amp, and keeps its checkpoint.
+             with another --amp, or when its scaler state is missing or malformed, naming the
+             file and keeping the checkpoint.
 
 With --amp every run trains under autocast (and, for fp16, a GradScaler); `resume` then checks
 that the scaler's state travels through the checkpoint, so the resumed run is identical.
@@ -28,6 +29,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 DATA = "/usr/share/datasets/fashion-mnist"
 
@@ -189,6 +191,46 @@ def errors(ember, args, tmp):
     print("errors: ok")
 
 
+def rewrite_checkpoint(path, edit):
+    """Rewrites an ember checkpoint with edit(tensors) applied to its {name: (dtype, shape,
+    bytes)} and a checksum that matches again (io::save_checkpoint's CRC32: the metadata entries
+    in key order, then each tensor's name, dtype and dims, then the data, strings NUL-ended)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__")
+    data = raw[8 + n:]
+    tensors = {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]])
+               for k, v in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0])}
+    edit(tensors)
+    crc = 0
+    def put(text):
+        nonlocal crc
+        crc = zlib.crc32(text.encode() + b"\0", crc)
+    for k in sorted(meta):
+        if k != "ember.checksum":
+            put(k)
+            put(meta[k])
+    for name, (dtype, shape, _) in tensors.items():
+        put(name)
+        put(dtype)
+        for d in shape:
+            put(str(d))
+        put("")
+    out, body = {}, b""
+    for name, (dtype, shape, b) in tensors.items():
+        crc = zlib.crc32(b, crc)
+        out[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(body), len(body) + len(b)]}
+        body += b
+    meta["ember.checksum"] = "crc32:%08x" % crc
+    out["__metadata__"] = meta
+    text = json.dumps(out, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + body)
+
+
 def amp_errors(ember, args, tmp):
     d = os.path.join(tmp, "fp16")
     args.amp = "fp16"
@@ -213,6 +255,26 @@ def amp_errors(ember, args, tmp):
     with open(ck, "rb") as f:
         if f.read() != saved:
             fail("a refused resume changed the checkpoint")
+    # The scaler's state missing, or malformed: refused naming the file, nothing written.
+    def drop(t):
+        for k in [k for k in t if k.startswith("scaler.")]:
+            del t[k]
+    def negative_scale(t):
+        t["scaler.scale"] = ("F64", [], struct.pack("<d", -1.0))
+    for edit in (drop, negative_scale):
+        shutil.rmtree(d + "_bad", ignore_errors=True)
+        shutil.copytree(d, d + "_bad")
+        bad = os.path.join(d + "_bad", "checkpoint.safetensors")
+        rewrite_checkpoint(bad, edit)
+        with open(bad, "rb") as f:
+            before = f.read()
+        p = subprocess.run([ember, "train", "--resume", "--checkpoint-dir", d + "_bad"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 1 or bad not in p.stdout or "GradScaler state" not in p.stdout:
+            fail("a checkpoint with %s was not refused naming the file" % edit.__name__, p.stdout)
+        with open(bad, "rb") as f:
+            if f.read() != before:
+                fail("a refused resume (%s) changed the checkpoint" % edit.__name__)
     print("amp_errors: ok")
 
 
