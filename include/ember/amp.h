@@ -6,8 +6,8 @@
 
 #include <optional>
 
-#include "ember/device.h"
 #include "ember/amp/grad_scaler.h"
+#include "ember/device.h"
 #include "ember/dtype.h"
 
 namespace ember::amp {
