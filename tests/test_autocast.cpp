@@ -123,6 +123,22 @@ TEST(AutocastGuard, NestingRestoresThePreviousState) {
   EXPECT_EQ(mm(a, b).dtype(), kBFloat16);
 }
 
+TEST(AutocastGuard, DefaultDtypeIsTheCurrentOne) {
+  Tensor a = rand({2, 3}), b = rand({3, 2});
+  amp::autocast outer(kCPU, kFloat16);
+  {
+    amp::autocast inner(kCPU);  // PyTorch: the default is get_autocast_dtype, here float16
+    EXPECT_EQ(amp::get_autocast_dtype(kCPU), kFloat16);
+    EXPECT_EQ(mm(a, b).dtype(), kFloat16);
+  }
+  {
+    amp::autocast off(kCPU, kBFloat16, false);  // a disabled guard still sets the dtype
+    EXPECT_EQ(amp::get_autocast_dtype(kCPU), kBFloat16);
+    EXPECT_EQ(mm(a, b).dtype(), kFloat32);
+  }
+  EXPECT_EQ(amp::get_autocast_dtype(kCPU), kFloat16);
+}
+
 TEST(AutocastGuard, EnabledFalseDoesNothing) {
   Tensor a = rand({2, 3}), b = rand({3, 2});
   amp::autocast guard(kCPU, kBFloat16, false);

@@ -13,10 +13,11 @@
 namespace ember::amp {
 
 // RAII, nestable, thread-local: `amp::autocast guard(kCUDA, kBFloat16);`. On construction it sets
-// autocast for device_type on this thread (dtype defaults to float16 on CUDA, bfloat16 on the CPU;
-// enabled=false turns it off inside an enclosing guard) and whether the casts of float32
-// parameters are cached; the destructor restores what was there. The cache lives until the
-// outermost guard exits. Only float16 and bfloat16 are accepted (TypeError otherwise).
+// autocast for device_type on this thread (dtype defaults to the device type's current one:
+// float16 on CUDA, bfloat16 on the CPU, unless an enclosing guard chose another; enabled=false
+// turns it off inside an enclosing guard) and whether the casts of float32 parameters are cached;
+// the destructor restores what was there. The cache lives until the outermost guard exits. Only
+// float16 and bfloat16 are accepted (TypeError naming dtype and device type otherwise).
 class autocast {
  public:
   explicit autocast(DeviceType device_type, std::optional<DType> dtype = std::nullopt,

@@ -26,18 +26,21 @@ autocast::autocast(DeviceType device_type, std::optional<DType> dtype, bool enab
                    bool cache_enabled)
     : device_type_(device_type) {
   const int i = index_of("autocast", device_type);
-  const DType target = dtype ? *dtype : (device_type == kCUDA ? kFloat16 : kBFloat16);
-  if (enabled && target != kFloat16 && target != kBFloat16) {
+  AutocastState& s = t_autocast;
+  // PyTorch's default: the device type's current dtype (float16 on CUDA, bfloat16 on the CPU,
+  // unless an enclosing guard chose another).
+  const DType target = dtype ? *dtype : s.dtype[i];
+  const bool supported = target == kFloat16 || target == kBFloat16;
+  if (enabled && !supported) {
     throw TypeError(std::string("[autocast] dtype ") + std::string(dtype_name(target)) +
                     " is not supported on device type " + device_name(device_type) +
                     ": autocast runs in float16 or bfloat16");
   }
-  AutocastState& s = t_autocast;
   prev_enabled_ = s.enabled[i];
   prev_dtype_ = s.dtype[i];
   prev_cache_enabled_ = s.cache_enabled;
   s.enabled[i] = enabled;
-  if (enabled) s.dtype[i] = target;
+  if (supported) s.dtype[i] = target;  // a disabled guard sets it too, as PyTorch's
   s.cache_enabled = cache_enabled;
   ++s.nesting;
 }

@@ -1,6 +1,7 @@
 // The op tables against the op harness: every element-wise op of kernels/elementwise_ops.def and
 // every reduction of kernels/reduce_ops.def has a harness case of its name and, when it has a
-// gradient, a gradient check of that case; element-wise autograd nodes carry the table's names.
+// gradient, a gradient check of that case; element-wise autograd nodes carry the table's names;
+// every op of autocast's table (ops/autocast_ops.def) has 16-bit cases.
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -11,6 +12,7 @@
 #include "harness/harness.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/reduce_ops.h"
+#include "ops/autocast.h"
 
 // The emulated-CUDA build of the harness shares these sources; the table is checked once.
 #ifndef EMBER_HARNESS_CUDA_ONLY
@@ -113,6 +115,28 @@ TEST(OpTable, EveryReductionHasAHarnessCase) {
     }
   }
   EXPECT_EQ(seen.size(), std::size(kReduceOps));
+}
+
+// Every op autocast runs in a 16-bit float or in float32 (ops/autocast_ops.def) has a harness case
+// (its name, or its name and a variant suffix) that runs float16 and bfloat16 against the float64
+// reference, on every backend: a 16-bit kernel that accumulates in 16 bits fails there.
+TEST(OpTable, EveryAutocastOpHasA16BitHarnessCase) {
+  for (const autocast::OpInfo& row : autocast::kOps) {
+    std::string name = row.name;
+    if (name == "scaled_dot_product_attention") name = "sdpa";
+    bool f16 = false, bf16 = false, found = false;
+    for (const OpCase& c : registered_cases()) {
+      if (c.name != name && c.name.rfind(name + "_", 0) != 0) continue;
+      found = true;
+      for (DType t : c.dtypes) {
+        f16 = f16 || t == kFloat16;
+        bf16 = bf16 || t == kBFloat16;
+      }
+    }
+    EXPECT_TRUE(found) << "autocast op '" << row.name << "' has no op harness case";
+    EXPECT_TRUE(f16 && bf16) << "autocast op '" << row.name
+                             << "' has no harness case in float16 and bfloat16";
+  }
 }
 
 }  // namespace
