@@ -1,13 +1,14 @@
 // Mixed precision (torch.amp): autocast, the thread-local guard that runs the matrix products and
-// convolutions of a forward pass in a 16-bit float and the numerically sensitive ops in float32.
+// convolutions of a forward pass in a 16-bit float and the numerically sensitive ops in float32,
+// and GradScaler (ember/amp/grad_scaler.h), the dynamic loss scaler.
 // docs/amp.md lists which op gets which policy on each device type.
 #pragma once
 
 #include <optional>
 
+#include "ember/amp/grad_scaler.h"
 #include "ember/device.h"
 #include "ember/dtype.h"
-// The GradScaler's header, ember/amp/grad_scaler.h, is to be included here once it exists.
 
 namespace ember::amp {
 

@@ -274,4 +274,21 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 Tensor tril(const Tensor& x, int64_t diagonal = 0);
 Tensor triu(const Tensor& x, int64_t diagonal = 0);
 
+// ---- mixed precision (the loss scaler's device passes; amp::GradScaler calls them) ------------
+// PyTorch's torch._amp_foreach_non_finite_check_and_unscale_: multiplies every gradient (float
+// dtypes, any devices) by inv_scale in place and sets found_inf to 1 when any element was inf or
+// NaN before; one fused pass per (device, dtype) group, nothing read on the host. found_inf and
+// inv_scale: one-element float32 tensors on the gradients' device. first_nonfinite (optional,
+// one-element int32 there too) is lowered to the index in grads of the first gradient that held a
+// non-finite value.
+void _amp_foreach_non_finite_check_and_unscale_(const TensorList& grads, const Tensor& found_inf,
+                                                const Tensor& inv_scale,
+                                                const Tensor& first_nonfinite = Tensor());
+// PyTorch's torch._amp_update_scale_, on the device: with found_inf > 0 the scale (one-element
+// float32) is multiplied by backoff_factor and growth_tracker (one-element int32) reset to 0;
+// otherwise the tracker counts, and after growth_interval clean steps the scale is multiplied by
+// growth_factor (kept when that overflows) and the tracker restarts.
+void _amp_update_scale_(const Tensor& scale, const Tensor& growth_tracker, const Tensor& found_inf,
+                        double growth_factor, double backoff_factor, int64_t growth_interval);
+
 }  // namespace ember

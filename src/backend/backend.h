@@ -281,6 +281,24 @@ class Backend {
     missing("optimizer step");
   }
 
+  // ---- mixed precision (kernels/amp_ops.h) ------------------------------------------------------
+  // One pass over grads (contiguous, one float dtype, this device): every element is multiplied
+  // by inv_scale[0]; found_inf[0] becomes 1 when any element was inf or NaN before, and first_bad
+  // (int32, may be undefined) is lowered to the smallest ids[i] of a gradient that had one.
+  // found_inf and inv_scale are one-element float32 tensors; nothing is read on the host.
+  virtual void amp_unscale(const TensorList& grads, const std::vector<int32_t>& ids,
+                           const Tensor& found_inf, const Tensor& inv_scale,
+                           const Tensor& first_bad) {
+    missing("_amp_foreach_non_finite_check_and_unscale_");
+  }
+  // Updates the one-element scale (float32) and growth_tracker (int32) from found_inf (float32)
+  // on the device (amp_update_scale_value).
+  virtual void amp_update_scale(const Tensor& scale, const Tensor& growth_tracker,
+                                const Tensor& found_inf, double growth_factor,
+                                double backoff_factor, int64_t growth_interval) {
+    missing("_amp_update_scale_");
+  }
+
  protected:
   [[noreturn]] void missing(const char* op) const {
     throw NotImplementedError(std::string("[") + op + "] has no " + name() + " kernel");

@@ -7,6 +7,7 @@
 
 #include "ember/autograd.h"
 #include "ember/ops.h"
+#include "nn/scaled_grads.h"
 
 namespace ember::nn::utils {
 
@@ -26,10 +27,21 @@ std::string py_float(double v) {
   return s;
 }
 
+// Clipping a gradient that still holds GradScaler's scale clips the wrong norm: refuse it.
+void check_not_scaled(const char* op, const std::vector<Tensor>& parameters) {
+  const int64_t i = detail::first_scaled_grad(parameters);
+  if (i < 0) return;
+  throw Error(std::string("[") + op + "] the gradient of parameter " + std::to_string(i) +
+              " still holds GradScaler's loss scale (scaler.scale(loss).backward() ran and "
+              "scaler.unscale_(optimizer) has not yet): call scaler.unscale_(optimizer) before "
+              "clipping, then scaler.step(optimizer)");
+}
+
 }  // namespace
 
 Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
                        bool error_if_nonfinite) {
+  check_not_scaled("clip_grad_norm_", parameters);
   NoGradGuard no_grad;
   std::vector<Tensor> grads;
   for (const Tensor& p : parameters) {
@@ -62,6 +74,7 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
 }
 
 void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+  check_not_scaled("clip_grad_value_", parameters);
   NoGradGuard no_grad;
   for (const Tensor& p : parameters) {
     if (!p.defined() || !p.grad().defined()) continue;

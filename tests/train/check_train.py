@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """End-to-end checks of `ember train` on a subset of Fashion-MNIST.
 
-  check_train.py SCENARIO EMBER [--device DEV] [--model NAME]
+  check_train.py SCENARIO EMBER [--device DEV] [--model NAME] [--amp bf16|fp16|off]
 
 Scenarios:
   learns     two short epochs: the training loss falls, test accuracy clears chance (10%) by a
              wide margin, and the metrics, chart, checkpoint and final weights are written.
   resume     a run stopped by Ctrl-C (SIGINT) after its first progress line saves a checkpoint
-             and exits 130; --resume then finishes it with the same losses and accuracies as an
-             uninterrupted run; a further --resume of the finished run changes nothing.
+             and exits 130; --resume then finishes it with the same losses and accuracies and
+             byte-identical final weights as an uninterrupted run; a further --resume of the
+             finished run changes nothing.
   cli        out-of-range flags are refused before training; a second run in a directory is
              refused naming the first's pid; SIGTERM saves a checkpoint like Ctrl-C; values in a
              checkpoint with a valid checksum are checked; --resume rewrites the reports.
@@ -18,6 +19,12 @@ Scenarios:
   errors     bad input gives a one-line error and a non-zero exit, and never touches what was
              saved: unknown model/device, batch size 0, --resume without a checkpoint, a new run
              over an existing checkpoint, a checkpoint of another model, missing or corrupted data.
+  amp_errors a run saved with --amp fp16 (its GradScaler state in the checkpoint) refuses a resume
+             with another --amp, or when its scaler state is missing or malformed, naming the
+             file and keeping the checkpoint.
+
+With --amp every run trains under autocast (and, for fp16, a GradScaler); `resume` then checks
+that the scaler's state travels through the checkpoint, so the resumed run is identical.
 """
 import gzip
 import json
@@ -29,6 +36,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 DATA = "/usr/share/datasets/fashion-mnist"
 
@@ -53,8 +61,9 @@ def metrics(d):
 
 
 def base_args(ember, d, args):
+    amp = ["--amp", args.amp] if args.amp else []
     return [ember, "train", "--checkpoint-dir", d, "--device", args.device, "--model", args.model,
-            "--seed", "3", "--workers", "1"]
+            "--seed", "3", "--workers", "1"] + amp
 
 
 def learns(ember, args, tmp):
@@ -136,6 +145,11 @@ def resume(ember, args, tmp):
     diff = same(metrics(ref), metrics(d))
     if diff:
         fail("resumed run differs from the uninterrupted one: " + diff, out + out2)
+    with open(os.path.join(ref, "model.safetensors"), "rb") as f:
+        ref_weights = f.read()
+    with open(os.path.join(d, "model.safetensors"), "rb") as f:
+        if f.read() != ref_weights:
+            fail("the resumed run's final weights are not byte-identical to the uninterrupted run's")
     # Resuming a finished run trains nothing and keeps the results.
     run([ember, "train", "--resume", "--checkpoint-dir", d, "--device", args.device])
     diff = same(metrics(ref), metrics(d))
@@ -431,14 +445,103 @@ def crash(ember, args, tmp):
           (len(points), events))
 
 
+def rewrite_checkpoint_tensors(path, edit):
+    """Rewrites an ember checkpoint with edit(tensors) applied to its {name: (dtype, shape,
+    bytes)} and a checksum that matches again (io::save_checkpoint's CRC32: the metadata entries
+    in key order, then each tensor's name, dtype and dims, then the data, strings NUL-ended)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__")
+    data = raw[8 + n:]
+    tensors = {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]])
+               for k, v in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0])}
+    edit(tensors)
+    crc = 0
+    def put(text):
+        nonlocal crc
+        crc = zlib.crc32(text.encode() + b"\0", crc)
+    for k in sorted(meta):
+        if k != "ember.checksum":
+            put(k)
+            put(meta[k])
+    for name, (dtype, shape, _) in tensors.items():
+        put(name)
+        put(dtype)
+        for d in shape:
+            put(str(d))
+        put("")
+    out, body = {}, b""
+    for name, (dtype, shape, b) in tensors.items():
+        crc = zlib.crc32(b, crc)
+        out[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(body), len(body) + len(b)]}
+        body += b
+    meta["ember.checksum"] = "crc32:%08x" % crc
+    out["__metadata__"] = meta
+    text = json.dumps(out, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + body)
+
+
+def amp_errors(ember, args, tmp):
+    d = os.path.join(tmp, "fp16")
+    args.amp = "fp16"
+    out = run(base_args(ember, d, args) + ["--epochs", "1", "--train-samples", "64",
+                                           "--test-samples", "32", "--batch-size", "16"])
+    if "amp fp16 with loss scaling" not in out:
+        fail("the run does not report fp16 with loss scaling", out)
+    ck = os.path.join(d, "checkpoint.safetensors")
+    with open(ck, "rb") as f:
+        saved = f.read()
+    n = struct.unpack("<Q", saved[:8])[0]
+    names = json.loads(saved[8:8 + n])
+    for key in ("scaler.scale", "scaler._growth_tracker", "scaler.growth_interval"):
+        if key not in names:
+            fail("checkpoint has no %s entry" % key)
+    if names["__metadata__"].get("amp") != "fp16":
+        fail("checkpoint metadata has no amp=fp16")
+    p = subprocess.run([ember, "train", "--resume", "--checkpoint-dir", d, "--amp", "bf16"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 1 or "is a run with --amp fp16" not in p.stdout:
+        fail("resume with another --amp was not refused", p.stdout)
+    with open(ck, "rb") as f:
+        if f.read() != saved:
+            fail("a refused resume changed the checkpoint")
+    # The scaler's state missing, or malformed: refused naming the file, nothing written.
+    def drop(t):
+        for k in [k for k in t if k.startswith("scaler.")]:
+            del t[k]
+    def negative_scale(t):
+        t["scaler.scale"] = ("F64", [], struct.pack("<d", -1.0))
+    for edit in (drop, negative_scale):
+        shutil.rmtree(d + "_bad", ignore_errors=True)
+        shutil.copytree(d, d + "_bad")
+        bad = os.path.join(d + "_bad", "checkpoint.safetensors")
+        rewrite_checkpoint_tensors(bad, edit)
+        with open(bad, "rb") as f:
+            before = f.read()
+        p = subprocess.run([ember, "train", "--resume", "--checkpoint-dir", d + "_bad"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 1 or bad not in p.stdout or "GradScaler state" not in p.stdout:
+            fail("a checkpoint with %s was not refused naming the file" % edit.__name__, p.stdout)
+        with open(bad, "rb") as f:
+            if f.read() != before:
+                fail("a refused resume (%s) changed the checkpoint" % edit.__name__)
+    print("amp_errors: ok")
+
+
 def main():
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", choices=["learns", "resume", "errors", "cli", "crash"])
+    ap.add_argument("scenario", choices=["learns", "resume", "errors", "cli", "crash",
+                                             "amp_errors"])
     ap.add_argument("--shim", help="kill_shim.so, for the crash scenario")
     ap.add_argument("ember")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--model", default="mlp")
+    ap.add_argument("--amp", default=None)
     ap.add_argument("--train", type=int, default=4000)
     ap.add_argument("--test", type=int, default=1000)
     ap.add_argument("--min-accuracy", type=float, default=0.6)
@@ -448,7 +551,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ember-train-")
     try:
         {"learns": learns, "resume": resume, "errors": errors, "cli": cli,
-         "crash": crash}[args.scenario](args.ember, args, tmp)
+         "crash": crash, "amp_errors": amp_errors}[args.scenario](args.ember, args, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

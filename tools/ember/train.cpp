@@ -55,6 +55,7 @@ struct Config {
   uint64_t seed = 0;
   int64_t train_samples = 0;  // 0: the whole set
   int64_t test_samples = 0;
+  std::string amp = "off";  // off, bf16 or fp16: autocast around forward + loss
 };
 
 // ---- the command line ---------------------------------------------------------------------------
@@ -126,6 +127,18 @@ Device pick_device(const std::string& spec) {
     }
   }
   return d;
+}
+
+// bf16 on a CUDA device that has bfloat16 tensor cores (compute capability 8.0 and later), off
+// elsewhere.
+std::string default_amp(const Device& device) {
+  if (!device.is_cuda()) return "off";
+  return cuda::get_device_properties(device.index()).major >= 8 ? "bf16" : "off";
+}
+
+// The loss scaler: on for fp16 (whose gradients underflow without it), off otherwise.
+amp::GradScaler make_scaler(const Config& c, const Device& device) {
+  return amp::GradScaler(amp::GradScalerOptions().device(device.type()).enabled(c.amp == "fp16"));
 }
 
 // ---- the models ---------------------------------------------------------------------------------
@@ -209,17 +222,20 @@ std::string str(double v) {
 }
 
 void save(const fs::path& dir, const Config& c, const Position& pos, nn::Module& model,
-          optim::Optimizer& opt, optim::lr_scheduler::LRScheduler* sched) {
+          optim::Optimizer& opt, optim::lr_scheduler::LRScheduler* sched,
+          const amp::GradScaler& scaler) {
   io::Checkpoint ck;
   ck.put("model.", model.state_dict());
   ck.put("optimizer.", opt.state_dict());
   if (sched) ck.put("scheduler.", sched->state_dict());
+  if (scaler.is_enabled()) ck.put("scaler.", scaler.state_dict());
   ck.put("rng.", io::capture_rng_state());
   ck.metadata = {
       {"format", kFormat},
       {"model", c.model},
       {"optimizer", c.optimizer},
       {"scheduler", c.scheduler},
+      {"amp", c.amp},
       {"epochs", std::to_string(c.epochs)},
       {"batch_size", std::to_string(c.batch_size)},
       {"lr", str(c.lr)},
@@ -460,6 +476,15 @@ int run_train(const Args& args) {
     meta_choice(*ck, "model", ck_file, {"cnn", "mlp"});
     c.optimizer = meta_choice(*ck, "optimizer", ck_file, {"sgd", "adamw"});
     c.scheduler = meta_choice(*ck, "scheduler", ck_file, {"onecycle", "cosine", "step", "none"});
+    // Checkpoints written before --amp existed trained in float32.
+    c.amp = ck->metadata.count("amp") ? ck->metadata.at("amp") : "off";
+    if (c.amp != "off" && c.amp != "bf16" && c.amp != "fp16") {
+      throw Error("[train] " + ck_file.string() + " has an unknown amp setting '" + c.amp + "'");
+    }
+    if (auto a = args.get("amp"); a && *a != c.amp) {
+      throw Error("[train] " + ck_file.string() + " is a run with --amp " + c.amp + ", not " + *a +
+                  ": drop --amp or use another --checkpoint-dir");
+    }
     c.epochs = meta_int(*ck, "epochs", ck_file, 1);
     c.batch_size = meta_int(*ck, "batch_size", ck_file, 1);
     c.lr = meta_real(*ck, "lr", ck_file);
@@ -511,6 +536,7 @@ int run_train(const Args& args) {
     c.seed = seed_flag(args);
     c.train_samples = positive(args, "train-samples", 0, 0);
     c.test_samples = positive(args, "test-samples", 0, 0);
+    c.amp = choice(args, "amp", default_amp(device), {"bf16", "fp16", "off"});
     check_writable(dir);
     lock_dir(dir);
     if (fs::exists(ck_file)) {
@@ -542,6 +568,11 @@ int run_train(const Args& args) {
   auto opt = make_optimizer(c, model->parameters());
   auto sched = make_scheduler(c, *opt, batches);
   const bool per_batch_sched = c.scheduler == "onecycle" || c.scheduler == "cosine";
+  amp::GradScaler scaler = make_scaler(c, device);
+  scaler.set_parameter_names(model->named_parameters());
+  const std::optional<DType> amp_dtype = c.amp == "bf16"   ? std::optional<DType>(kBFloat16)
+                                         : c.amp == "fp16" ? std::optional<DType>(kFloat16)
+                                                           : std::nullopt;
   if (ck) {
     try {
       model->load_state_dict(ck->get("model."));
@@ -552,6 +583,17 @@ int run_train(const Args& args) {
       throw Error("[train] " + ck_file.string() + " does not fit its own settings (model " +
                   c.model + ", optimizer " + c.optimizer + ", scheduler " + c.scheduler +
                   "): " + e.what());
+    }
+    if (scaler.is_enabled()) {
+      const auto state = ck->get("scaler.");
+      try {
+        if (state.size() == 0) throw Error("no 'scaler.' entries");
+        scaler.load_state_dict(state);
+      } catch (const Error& e) {
+        throw Error("[train] " + ck_file.string() + " is a run with --amp " + c.amp +
+                    " but its GradScaler state is missing or malformed (" + e.what() +
+                    "); nothing was overwritten");
+      }
     }
   }
   // The reports are rewritten from the checkpoint's history: a run killed after its last
@@ -564,8 +606,9 @@ int run_train(const Args& args) {
   if (device.is_cuda()) out << " (" << cuda::get_device_name(device.index()) << ")";
   if (device.is_cpu()) out << " (" << get_num_threads() << " threads)";
   out << "\n  " << c.optimizer << " lr " << c.lr << ", " << c.scheduler << " schedule, batch "
-      << c.batch_size << ", " << c.epochs << " epochs, seed " << c.seed << ", checkpoints in "
-      << dir.string() << "\n";
+      << c.batch_size << ", " << c.epochs << " epochs, seed " << c.seed << ", amp " << c.amp
+      << (scaler.is_enabled() ? " with loss scaling" : "") << ", checkpoints in " << dir.string()
+      << "\n";
   if (resume) {
     out << "  resuming after epoch " << pos.epoch
         << (pos.batch ? ", batch " + std::to_string(pos.batch) : "") << "\n";
@@ -598,11 +641,23 @@ int run_train(const Args& args) {
         continue;
       }
       Tensor x = batch.data.to(device, true), y = batch.target.to(device, true);
-      Tensor logits = model->forward(x);
-      Tensor loss = F::cross_entropy(logits, y);
+      Tensor logits, loss;
+      {
+        // Autocast covers the forward pass and the loss only, as PyTorch recommends.
+        std::optional<amp::autocast> autocast;
+        if (amp_dtype) autocast.emplace(device.type(), amp_dtype);
+        logits = model->forward(x);
+        loss = F::cross_entropy(logits, y);
+      }
       opt->zero_grad();
-      loss.backward();
-      opt->step();
+      if (scaler.is_enabled()) {
+        scaler.scale(loss).backward();
+        scaler.step(*opt);  // skipped when a gradient overflowed; the scale backs off
+        scaler.update();
+      } else {
+        loss.backward();
+        opt->step();
+      }
       if (sched && per_batch_sched) sched->step();
       ++pos.step;
       ++done;
@@ -630,7 +685,7 @@ int run_train(const Args& args) {
         pos.train_seconds =
             seconds_before + std::chrono::duration<double>(Clock::now() - epoch_start).count();
         pos.elapsed = elapsed();
-        save(dir, c, pos, *model, *opt, sched.get());
+        save(dir, c, pos, *model, *opt, sched.get(), scaler);
         out << "interrupted" << (sig == SIGTERM ? " (SIGTERM)" : "") << ": saved "
             << ck_file.string() << " (epoch " << epoch + 1 << ", batch " << done << "/" << batches
             << "); continue with: ember train --resume --checkpoint-dir " << dir.string() << "\n";
@@ -666,7 +721,7 @@ int run_train(const Args& args) {
     pos.batch = 0;
     pos.loss_sum = pos.correct = pos.seen = pos.train_seconds = 0;
     pos.elapsed = m.elapsed_s;
-    save(dir, c, pos, *model, *opt, sched.get());
+    save(dir, c, pos, *model, *opt, sched.get(), scaler);
     write_reports(dir, c, pos.history);
   }
   // Reached only when every epoch is done (also when resuming a finished run).
@@ -715,6 +770,8 @@ Command train_command() {
       {"scheduler", "NAME", "onecycle, cosine, step or none", "onecycle"},
       {"workers", "N", "DataLoader worker threads (0: load in the training thread)", "1"},
       {"threads", "N", "CPU threads for the ops", "all cores"},
+      {"amp", "MODE", "mixed precision: bf16, fp16 (with loss scaling) or off",
+       "bf16 on a GPU with compute capability 8.0+, else off"},
       {"seed", "N", "seed of the weights, the shuffling and dropout", "0"},
       {"checkpoint-dir", "DIR", "where checkpoints, metrics and the chart go",
        "runs/fashion-mnist"},

@@ -105,6 +105,14 @@ class CudaBackend final : public Backend {
   // Fused multi-tensor optimizer updates (cuda_optim.cpp).
   void optim_step(OptimOp op, const std::vector<TensorList>& slots, const OptimHyper& h,
                   const std::vector<OptimTensorScalars>& scalars) override;
+
+  // Mixed precision: the fused unscale and the scale's update (cuda_amp.cpp).
+  void amp_unscale(const TensorList& grads, const std::vector<int32_t>& ids,
+                   const Tensor& found_inf, const Tensor& inv_scale,
+                   const Tensor& first_bad) override;
+  void amp_update_scale(const Tensor& scale, const Tensor& growth_tracker, const Tensor& found_inf,
+                        double growth_factor, double backoff_factor,
+                        int64_t growth_interval) override;
 };
 
 CudaBackend& cuda_backend();
