@@ -67,6 +67,10 @@ Header read_header(const InputFile& file, const char* op) {
   file.read_at(len_bytes, 8, 0);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
+  if (n > kMaxHeaderBytes) {
+    fail("header length " + std::to_string(n) + " exceeds the limit of " +
+         std::to_string(kMaxHeaderBytes) + " bytes");
+  }
   if (n > size - 8) {
     fail("truncated: header length says " + std::to_string(n) + " bytes, file has " +
          std::to_string(size - 8) + " after the length");
@@ -76,7 +80,9 @@ Header read_header(const InputFile& file, const char* op) {
 
   json::Value root;
   try {
-    root = json::parse(text);
+    json::Limits limits;
+    limits.max_keys = kMaxHeaderKeys;
+    root = json::parse(text, limits);
   } catch (const std::invalid_argument& e) {
     fail(std::string("invalid JSON header: ") + e.what() + " of the header");
   }

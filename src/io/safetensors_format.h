@@ -27,6 +27,12 @@ struct Header {
   uint64_t data_start = 0;  // 8 + header length
 };
 
+// Limits on a header, checked before it is read (the length) and while it is parsed (the keys):
+// the reference implementation's 100 MB header cap, and at most 2^22 object keys in all (four per
+// tensor: its name, dtype, shape and data_offsets; about a million tensors).
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr size_t kMaxHeaderKeys = size_t{1} << 22;
+
 // Reads and validates the header of file (every check but the data itself).
 Header read_header(const InputFile& file, const char* op);
 
