@@ -46,14 +46,14 @@ struct GzFile {
 class Source {
  public:
   explicit Source(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd_ < 0) fail(path_, std::string("cannot open: ") + std::strerror(errno));
+    fd_.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_.fd < 0) fail(path_, std::string("cannot open: ") + std::strerror(errno));
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail(path_, std::string("cannot stat: ") + std::strerror(errno));
+    if (::fstat(fd_.fd, &st) != 0) fail(path_, std::string("cannot stat: ") + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) fail(path_, "not a regular file");
     file_size_ = static_cast<uint64_t>(st.st_size);
-    const int flags = ::fcntl(fd_, F_GETFL);
-    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+    const int flags = ::fcntl(fd_.fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_.fd, F_SETFL, flags & ~O_NONBLOCK);
     fill();
     gzip_ = in_end_ >= 2 && in_[0] == 0x1F && in_[1] == 0x8B;
     if (gzip_) {
@@ -63,15 +63,12 @@ class Source {
   }
   ~Source() {
     if (zinit_) inflateEnd(&zs_);
-    if (fd_ >= 0) ::close(fd_);
   }
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
 
   bool gzip() const { return gzip_; }
   uint64_t file_size() const { return file_size_; }
-  // Bytes of data delivered so far (decompressed for gzip).
-  uint64_t position() const { return delivered_; }
 
   // Reads up to n bytes; fewer only at the end of the data.
   size_t read(void* dst, size_t n) {
@@ -83,7 +80,6 @@ class Source {
       if (got == 0) break;
       done += got;
     }
-    delivered_ += done;
     return done;
   }
 
@@ -93,7 +89,7 @@ class Source {
     if (in_pos_ < in_end_) return true;
     in_pos_ = in_end_ = 0;
     for (;;) {
-      const ssize_t got = ::read(fd_, in_, sizeof in_);
+      const ssize_t got = ::read(fd_.fd, in_, sizeof in_);
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) fail(path_, std::string("read error: ") + std::strerror(errno));
       in_end_ = static_cast<size_t>(got);
@@ -148,9 +144,16 @@ class Source {
     }
   }
 
+  // Closed by its own destructor, so a constructor that throws does not leak it.
+  struct Fd {
+    int fd = -1;
+    ~Fd() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
   std::string path_;
-  int fd_ = -1;
-  uint64_t file_size_ = 0, delivered_ = 0;
+  Fd fd_;
+  uint64_t file_size_ = 0;
   unsigned char in_[1 << 16];
   size_t in_pos_ = 0, in_end_ = 0;
   bool gzip_ = false, zinit_ = false;

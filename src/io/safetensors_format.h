@@ -29,7 +29,7 @@ struct Header {
 
 // Limits on a header, checked before it is read (the length) and while it is parsed (the keys):
 // the reference implementation's 100 MB header cap, and at most 2^22 object keys in all (four per
-// tensor: its name, dtype, shape and data_offsets; about a million tensors).
+// tensor: its name, dtype, shape and data_offsets), besides json::Limits' cap on values.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 constexpr size_t kMaxHeaderKeys = size_t{1} << 22;
 
