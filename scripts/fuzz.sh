@@ -38,11 +38,7 @@ targets=(safetensors checkpoint idx)
 start=$SECONDS
 source "$ROOT/scripts/common.sh"
 ember_check_ccache fuzz
-generator=()
-[[ ! -f $build_dir/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-CC=clang CXX=clang++ cmake -S "$ROOT" -B "$build_dir" "${generator[@]}" \
-  -DCMAKE_BUILD_TYPE=Release -DEMBER_FUZZ=ON -DEMBER_CUDA=OFF -DEMBER_BUILD_BENCH=OFF \
-  -DEMBER_BUILD_TOOLS=OFF >/dev/null
+ember_configure_fuzz_tree "$ROOT" "$build_dir"
 cmake --build "$build_dir" --parallel "${EMBER_JOBS:-$(nproc 2>/dev/null || echo 2)}" \
   --target make_fuzz_corpus "${targets[@]/#/fuzz_}"
 echo "[fuzz] build: $((SECONDS - start)) s"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the CPU tests that read files (safetensors, checkpoints, IDX, datasets and the DataLoader,
 # the hostile-input tests, and the replay of the fuzzing corpora) under AddressSanitizer and
-# UndefinedBehaviorSanitizer. It shares the sanitized tree of scripts/test-sim-asan.sh
-# (build-sim-asan/, same configuration), whose library objects serve both variants, so after that
-# script only the test executables are built here. Each test is time-boxed (ctest --timeout).
+# UndefinedBehaviorSanitizer. It shares the clang tree of scripts/fuzz.sh (build-fuzz/, same
+# configuration: ASan + UBSan at -O1), whose library objects serve both, so after that script only
+# the test executables are built here. Each test is time-boxed (ctest --timeout).
 #
 #   scripts/test-cpu-asan.sh [--build-dir DIR]
 #
@@ -13,7 +13,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "[cpu-asan] error: $*" >&2; exit 1; }
 
-build_dir=$ROOT/build-sim-asan
+build_dir=$ROOT/build-fuzz
 while (($#)); do
   case "$1" in
     --build-dir) (($# >= 2)) || die "--build-dir needs a directory"; build_dir=$2; shift ;;
@@ -25,6 +25,7 @@ done
 [[ "$build_dir" = /* ]] || build_dir=$PWD/$build_dir
 
 "$ROOT/scripts/install-deps.sh"
+command -v clang++ >/dev/null 2>&1 || die "clang++ not found (scripts/install-deps.sh installs it)"
 TARGETS=(test_io test_data test_hostile_input make_fuzz_corpus fuzz_replay)
 # Every test of those executables (their suites by name) and the corpus replays.
 TESTS='^(Safetensors|Checkpoint|Idx|FashionMNIST|Datasets|DataLoader|Samplers|Transforms|Hostile[A-Za-z]*)\.|^fuzz_'
@@ -32,11 +33,7 @@ TESTS='^(Safetensors|Checkpoint|Idx|FashionMNIST|Datasets|DataLoader|Samplers|Tr
 start=$SECONDS
 source "$ROOT/scripts/common.sh"
 ember_check_ccache cpu-asan
-generator=()
-[[ ! -f $build_dir/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-# The configuration of scripts/test-sim-asan.sh, so that the two share one tree.
-cmake -S "$ROOT" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DEMBER_SANITIZE=ON \
-  -DEMBER_CUDA=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_TOOLS=OFF >/dev/null
+ember_configure_fuzz_tree "$ROOT" "$build_dir"
 cmake --build "$build_dir" --parallel "${EMBER_JOBS:-$(nproc 2>/dev/null || echo 2)}" \
   --target "${TARGETS[@]}"
 echo "[cpu-asan] build: $((SECONDS - start)) s"

@@ -5,10 +5,10 @@
 # skipped without a GPU), the packaging check (find_package and add_subdirectory from a small
 # consumer project), then two checks that need no GPU: the sm_90 register/spill report of the CUDA
 # kernels (when nvcc is present; scripts/kernel-resources.sh), the emulated-CUDA subset under
-# ASan and UBSan (scripts/test-sim-asan.sh --quick, in build-sim-asan/) and the CPU tests that read
-# files under ASan and UBSan (scripts/test-cpu-asan.sh, same tree; both skipped with --sanitize,
-# which already runs everything sanitized), and last 90 s of fuzzing of the file loaders with
-# libFuzzer under ASan and UBSan (scripts/fuzz.sh, clang, in build-fuzz/).
+# ASan and UBSan (scripts/test-sim-asan.sh --quick, in build-sim-asan/), 90 s of fuzzing of the
+# file loaders with libFuzzer under ASan and UBSan (scripts/fuzz.sh, clang, in build-fuzz/) and
+# the CPU tests that read files under ASan and UBSan in that tree (scripts/test-cpu-asan.sh). The
+# sanitized subsets are skipped with --sanitize, which already runs everything sanitized.
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
 #
@@ -87,14 +87,14 @@ if [[ -f $build_dir/simt/libember_simt.a && " ${build_args[*]} " != *" --sanitiz
   echo "[test] emulated CUDA under ASan (subset)"
   EMBER_SKIP_DEPS=1 "$ROOT/scripts/test-sim-asan.sh" --quick || status=1
 fi
-# The CPU tests that parse files, under AddressSanitizer and UBSan (the tree above, shared).
+# The file loaders under libFuzzer (ASan + UBSan), 90 s of fuzzing in all, then the CPU tests
+# that parse files under ASan and UBSan in the same clang tree (build-fuzz/).
+echo "[test] fuzzing the file loaders (90 s)"
+EMBER_SKIP_DEPS=1 "$ROOT/scripts/fuzz.sh" --seconds 90 || status=1
 if [[ " ${build_args[*]} " != *" --sanitize "* ]]; then
   echo "[test] file-reading CPU tests under ASan"
   EMBER_SKIP_DEPS=1 "$ROOT/scripts/test-cpu-asan.sh" || status=1
 fi
-# The file loaders under libFuzzer (ASan + UBSan), 90 s of fuzzing in all.
-echo "[test] fuzzing the file loaders (90 s)"
-EMBER_SKIP_DEPS=1 "$ROOT/scripts/fuzz.sh" --seconds 90 || status=1
 
 if ((status != 0)); then
   echo "[test] FAILED"
