@@ -269,7 +269,9 @@ TEST(HostileInPlace, EveryTableOpRefusesAnExpandedDestination) {
 }
 
 TEST(HostileInPlace, OtherInPlaceOpsRefuseAnExpandedDestination) {
-  for (const auto& [name, f] : other_inplace_ops()) {
+  for (const auto& op : other_inplace_ops()) {
+    const std::string& name = op.first;
+    const InPlace& f = op.second;
     Tensor base = full({1}, 0.5);
     Tensor view = base.expand({4});
     expect_error([&] { f(view); }, "[" + name + "] " + kOverlap);
@@ -461,7 +463,9 @@ TEST(HostileFiles, FifoIsRefusedWithoutBlocking) {
        [&] { io::load_safetensors_metadata(p); }},
       {"[load_checkpoint] '" + p + "': not a regular file", [&] { io::load_checkpoint(p); }},
   };
-  for (const auto& [message, load] : loaders) {
+  for (const auto& loader : loaders) {
+    const std::string& message = loader.first;
+    const std::function<void()>& load = loader.second;
     EXPECT_TRUE(finishes_within(20, [&] {
       const std::string e = ember_test::error_of(load);
       if (e.find(message) == std::string::npos) {

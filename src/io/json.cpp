@@ -102,7 +102,7 @@ class Parser {
       skip_ws();
       expect(':');
       skip_ws();
-      v.object.emplace_back(std::move(key), value(depth + 1));
+      v.object.push_back(Member{std::move(key), value(depth + 1)});
       skip_ws();
       if (peek() == ',') {
         ++pos_;

@@ -11,13 +11,15 @@
 
 namespace ember::io::json {
 
+struct Member;
+
 struct Value {
   enum class Kind { Null, Bool, Number, String, Array, Object };
   Kind kind = Kind::Null;
   bool boolean = false;
   std::string text;  // a string's decoded value, or a number's literal
   std::vector<Value> array;
-  std::vector<std::pair<std::string, Value>> object;
+  std::vector<Member> object;  // Member, not std::pair: clang 14 needs Value complete for a pair
 
   bool is_object() const { return kind == Kind::Object; }
   bool is_array() const { return kind == Kind::Array; }
@@ -27,6 +29,12 @@ struct Value {
   std::optional<uint64_t> as_uint64() const;
   // The member named key of an object, or nullptr.
   const Value* find(std::string_view key) const;
+};
+
+// An object's member: its key and value.
+struct Member {
+  std::string first;
+  Value second;
 };
 
 // Bounds on what one document may hold, so that a hostile header cannot make the parser allocate

@@ -139,7 +139,8 @@ RandomParams randint_params(const char* op, DType t, int64_t low, int64_t high) 
                      std::to_string(low) + " >= to=" + std::to_string(high));
   }
   const auto [lo, hi] = int_bounds(t);
-  auto check = [&](const char* what, int64_t v) {
+  // Structured bindings captured by copy: clang before 16 cannot capture them by reference.
+  auto check = [&, lo = lo, hi = hi](const char* what, int64_t v) {
     if (static_cast<double>(v) < lo || static_cast<double>(v) > hi) {
       throw ValueError(op_prefix(op) + "random_ expects '" + what + "' to be in [" + num(lo) +
                        ", " + num(hi) + "] for dtype " + dt(t) + ", but got " + what + "=" +
