@@ -13,3 +13,15 @@ ember_check_ccache() {
     export CCACHE_DISABLE=1
   fi
 }
+
+# Configures the clang tree of scripts/fuzz.sh and scripts/test-cpu-asan.sh (they share it):
+# EMBER_FUZZ=ON (ASan + UBSan, libFuzzer coverage) at -O1, as libFuzzer's documentation suggests,
+# a fraction of -O3's compile time under the sanitizers; no CUDA, benchmarks or tools.
+ember_configure_fuzz_tree() {
+  local root=$1 build_dir=$2 generator=()
+  [[ ! -f $build_dir/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build_dir" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DEMBER_FUZZ=ON -DEMBER_CUDA=OFF \
+    -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_TOOLS=OFF >/dev/null
+}

@@ -13,6 +13,8 @@ PACKAGES=(
   ninja-build       # the build tool the scripts use
   ccache            # fast rebuilds
   clang-format      # scripts/lint.sh (Debian 12's is version 14, the one .clang-format is for)
+  clang             # scripts/fuzz.sh: libFuzzer needs clang
+  libclang-rt-14-dev  # scripts/fuzz.sh: the libFuzzer and sanitizer runtimes of Debian 12's clang
   libopenblas-dev   # GEMM
   libdnnl2          # oneDNN's sgemm, loaded at run time (faster float32 products)
   libgtest-dev      # unit tests

@@ -5,10 +5,12 @@
 # suite, the SIMT emulator suite (when the CUDA headers are present), the real-GPU suite (each test
 # skipped without a GPU), the packaging check (find_package and add_subdirectory from a small
 # consumer project), then two checks that need no GPU: the sm_90 register/spill report of the CUDA
-# kernels (when nvcc is present; scripts/kernel-resources.sh) and the emulated-CUDA subset under
-# ASan and UBSan (scripts/test-sim-asan.sh --quick, in build-sim-asan/; skipped with --sanitize,
-# which already runs everything sanitized), and the thread-pool and DataLoader tests under
-# ThreadSanitizer (scripts/test-tsan.sh, in build-tsan/; also skipped with --sanitize).
+# kernels (when nvcc is present; scripts/kernel-resources.sh), the emulated-CUDA subset under
+# ASan and UBSan (scripts/test-sim-asan.sh --quick, in build-sim-asan/), 90 s of fuzzing of the
+# file loaders with libFuzzer under ASan and UBSan (scripts/fuzz.sh, clang, in build-fuzz/), the
+# CPU tests that read files under ASan and UBSan in that tree (scripts/test-cpu-asan.sh) and the
+# thread-pool and DataLoader tests under ThreadSanitizer (scripts/test-tsan.sh, in build-tsan/).
+# The sanitized subsets are skipped with --sanitize, which already runs everything sanitized.
 #
 #   scripts/test.sh [--sanitize] [--build-dir DIR]
 #
@@ -97,6 +99,14 @@ if [[ " ${build_args[*]} " != *" --sanitize "* ]]; then
   tsan_start=$SECONDS
   EMBER_SKIP_DEPS=1 "$ROOT/scripts/test-tsan.sh" || status=1
   echo "[test] TSan: $((SECONDS - tsan_start)) s"
+fi
+# The file loaders under libFuzzer (ASan + UBSan), 90 s of fuzzing in all, then the CPU tests
+# that parse files under ASan and UBSan in the same clang tree (build-fuzz/).
+echo "[test] fuzzing the file loaders (90 s)"
+EMBER_SKIP_DEPS=1 "$ROOT/scripts/fuzz.sh" --seconds 90 || status=1
+if [[ " ${build_args[*]} " != *" --sanitize "* ]]; then
+  echo "[test] file-reading CPU tests under ASan"
+  EMBER_SKIP_DEPS=1 "$ROOT/scripts/test-cpu-asan.sh" || status=1
 fi
 
 if ((status != 0)); then

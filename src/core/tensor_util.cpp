@@ -9,6 +9,18 @@
 
 namespace ember {
 
+void check_no_internal_overlap(const char* op, const Tensor& t) {
+  if (!t.defined()) return;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) > 1 && t.stride(d) == 0) {
+      throw ValueError(op_prefix(op) +
+                       "unsupported operation: more than one element of the written-to tensor "
+                       "refers to a single memory location. Please clone() the tensor before "
+                       "performing the operation.");
+    }
+  }
+}
+
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) {
   int64_t n = std::max<int64_t>(ndim, 1);
   if (dim < -n || dim >= n) {
@@ -36,12 +48,15 @@ std::vector<int64_t> wrap_dims(const char* op, const std::vector<int64_t>& dims,
   return out;
 }
 
-Shape contiguous_strides(const Shape& sizes) {
+Shape contiguous_strides(const Shape& sizes, const char* op) {
   Shape strides(sizes.size(), 1);
-  int64_t s = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= std::max<int64_t>(sizes[i], 1);
+  // As PyTorch: only the products that become strides are checked (a zero size counts as 1, so
+  // an empty tensor's strides can overflow too).
+  for (size_t i = sizes.size(); i-- > 1;) {
+    if (__builtin_mul_overflow(strides[i], std::max<int64_t>(sizes[i], 1), &strides[i - 1])) {
+      throw ValueError(op_prefix(op) + "Stride calculation overflowed for shape " +
+                       shape_str(sizes));
+    }
   }
   return strides;
 }
@@ -81,11 +96,12 @@ Tensor make_empty(const Shape& sizes, DType dtype, Device device, bool pinned, c
   }
   device = resolve_device(device);
   size_t nbytes = static_cast<size_t>(n) * esize;
+  Shape strides = contiguous_strides(sizes, op);  // checked before anything is allocated
   auto impl = std::make_shared<TensorImpl>();
   impl->storage =
       std::make_shared<StorageImpl>(device_allocator(device, pinned).allocate(nbytes), nbytes);
   impl->sizes = sizes;
-  impl->strides = contiguous_strides(sizes);
+  impl->strides = std::move(strides);
   impl->dtype = dtype;
   impl->device = device;
   impl->numel = n;

@@ -13,8 +13,9 @@ namespace ember {
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);
 // Wraps and sorts dims, rejecting repeats; empty means every dim.
 std::vector<int64_t> wrap_dims(const char* op, const std::vector<int64_t>& dims, int64_t ndim);
-// Row-major strides for a shape.
-Shape contiguous_strides(const Shape& sizes);
+// Row-major strides for a shape; raises "[op] Stride calculation overflowed" (PyTorch's words)
+// when a stride does not fit in int64.
+Shape contiguous_strides(const Shape& sizes, const char* op = "strides");
 // Checks sizes are >= 0 and their product fits in int64; returns the product.
 int64_t checked_numel(const char* op, const Shape& sizes);
 
@@ -34,6 +35,12 @@ Tensor make_empty(const Shape& sizes, DType dtype, Device device, bool pinned = 
 Tensor make_empty(const Shape& sizes, const TensorOptions& options, const char* op = "empty");
 // A view of t's storage with new geometry.
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset);
+
+// Raises PyTorch's error when t, about to be written, has internal overlap: a dim of size > 1
+// with stride 0 (an expanded view), where several elements share one memory location and the
+// result would depend on which write lands last. Every in-place op and copy_ calls it on its
+// destination (fill_ and zero_ do not: they write one value everywhere, as in PyTorch).
+void check_no_internal_overlap(const char* op, const Tensor& t);
 
 // "[2, 3]"
 std::string shape_str(const Shape& s);

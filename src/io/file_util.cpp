@@ -118,7 +118,9 @@ void AtomicFile::commit() {
 }
 
 InputFile::InputFile(const std::string& path, const char* op) : path_(path), op_(op) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; the type check
+  // below then refuses it (regular files ignore the flag, which is cleared anyway).
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) {
     throw Error("[" + std::string(op) + "] '" + path + "': cannot open: " + std::strerror(errno));
   }
@@ -127,6 +129,8 @@ InputFile::InputFile(const std::string& path, const char* op) : path_(path), op_
     ::close(fd_);
     throw Error("[" + std::string(op) + "] '" + path + "': not a regular file");
   }
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
   size_ = static_cast<uint64_t>(st.st_size);
 }
 

@@ -1,5 +1,6 @@
 #include "io/json.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ember::io::json {
@@ -10,7 +11,7 @@ constexpr int kMaxDepth = 64;
 
 class Parser {
  public:
-  explicit Parser(std::string_view s) : s_(s) {}
+  Parser(std::string_view s, const Limits& limits) : s_(s), limits_(limits) {}
 
   Value document() {
     skip_ws();
@@ -43,6 +44,9 @@ class Parser {
 
   Value value(int depth) {
     if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth));
+    if (++values_ > limits_.max_values) {
+      fail("more than " + std::to_string(limits_.max_values) + " values");
+    }
     Value v;
     switch (peek()) {
       case '{':
@@ -86,21 +90,19 @@ class Parser {
       ++pos_;
       return;
     }
+    std::vector<size_t> key_pos;  // where each member's key starts, for the duplicate check
     for (;;) {
       skip_ws();
       if (peek() != '"') fail("expected a string key");
-      const size_t key_pos = pos_;
-      std::string key = string();
-      for (const auto& [k, _] : v.object) {
-        if (k == key) {
-          pos_ = key_pos;
-          fail("duplicate key '" + key + "'");
-        }
+      if (++keys_ > limits_.max_keys) {
+        fail("more than " + std::to_string(limits_.max_keys) + " keys");
       }
+      key_pos.push_back(pos_);
+      std::string key = string();
       skip_ws();
       expect(':');
       skip_ws();
-      v.object.emplace_back(std::move(key), value(depth + 1));
+      v.object.push_back(Member{std::move(key), value(depth + 1)});
       skip_ws();
       if (peek() == ',') {
         ++pos_;
@@ -108,10 +110,33 @@ class Parser {
       }
       if (peek() == '}') {
         ++pos_;
+        check_duplicates(v, key_pos);
         return;
       }
       fail("expected ',' or '}'");
     }
+  }
+
+  // Sorts the member indices by key (ties by position) and reports the duplicate that appears
+  // first in the text, as a scan from the start would.
+  void check_duplicates(const Value& v, const std::vector<size_t>& key_pos) {
+    const size_t n = v.object.size();
+    if (n < 2) return;
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const int c = v.object[a].first.compare(v.object[b].first);
+      return c != 0 ? c < 0 : a < b;
+    });
+    size_t first_dup = n;
+    for (size_t i = 1; i < n; ++i) {
+      if (v.object[order[i]].first == v.object[order[i - 1]].first) {
+        first_dup = std::min(first_dup, order[i]);
+      }
+    }
+    if (first_dup == n) return;
+    pos_ = key_pos[first_dup];
+    fail("duplicate key '" + v.object[first_dup].first + "'");
   }
 
   void array(Value& v, int depth) {
@@ -295,7 +320,9 @@ class Parser {
   }
 
   std::string_view s_;
+  Limits limits_;
   size_t pos_ = 0;
+  size_t values_ = 0, keys_ = 0;
 };
 
 }  // namespace
@@ -319,7 +346,7 @@ const Value* Value::find(std::string_view key) const {
   return nullptr;
 }
 
-Value parse(std::string_view text) { return Parser(text).document(); }
+Value parse(std::string_view text, const Limits& limits) { return Parser(text, limits).document(); }
 
 void append_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";

@@ -67,6 +67,10 @@ Header read_header(const InputFile& file, const char* op) {
   file.read_at(len_bytes, 8, 0);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
+  if (n > kMaxHeaderBytes) {
+    fail("header length " + std::to_string(n) + " exceeds the limit of " +
+         std::to_string(kMaxHeaderBytes) + " bytes");
+  }
   if (n > size - 8) {
     fail("truncated: header length says " + std::to_string(n) + " bytes, file has " +
          std::to_string(size - 8) + " after the length");
@@ -76,7 +80,9 @@ Header read_header(const InputFile& file, const char* op) {
 
   json::Value root;
   try {
-    root = json::parse(text);
+    json::Limits limits;
+    limits.max_keys = kMaxHeaderKeys;
+    root = json::parse(text, limits);
   } catch (const std::invalid_argument& e) {
     fail(std::string("invalid JSON header: ") + e.what() + " of the header");
   }
@@ -199,6 +205,41 @@ Header read_header(const InputFile& file, const char* op) {
   return h;
 }
 
+Tensor read_tensor(const InputFile& file, const Header& h, const Entry& e, const char* op,
+                   bool pinned) {
+  std::string where = "[";  // appended, not "[" + ...: gcc 12 warns falsely (-Wrestrict) on that
+  where.append(op).append("] '").append(file.path()).append("': tensor '").append(e.name);
+  Tensor t;
+  try {
+    t = empty(e.shape, TensorOptions(e.dtype).pinned_memory(pinned));
+  } catch (const OutOfMemoryError& err) {
+    throw OutOfMemoryError(where + "': " + err.what());
+  } catch (const Error& err) {  // a shape ember cannot represent (strides beyond int64)
+    throw Error(where + "': " + err.what());
+  }
+  file.read_at(t.data_ptr(), e.end - e.begin, h.data_start + e.begin);
+  if (e.dtype == kBool) {
+    const auto* p = static_cast<const unsigned char*>(t.data_ptr());
+    for (uint64_t i = 0; i < e.end - e.begin; ++i) {
+      if (p[i] > 1) {
+        throw Error(where + "': BOOL element " + std::to_string(i) + " is byte " +
+                    std::to_string(p[i]) + ", not 0 or 1");
+      }
+    }
+  }
+  return t;
+}
+
+Tensor to_device(const Tensor& t, Device device, const std::string& path, const char* op) {
+  if (device.is_cpu()) return t;
+  try {
+    return t.to(device);
+  } catch (const Error& err) {
+    throw Error("[" + std::string(op) + "] '" + path + "': cannot move the tensors to " +
+                device.str() + ": " + err.what());
+  }
+}
+
 std::vector<HostTensor> to_host(const OrderedDict<std::string, Tensor>& tensors, const char* op) {
   std::vector<HostTensor> out;
   out.reserve(tensors.size());
@@ -276,11 +317,15 @@ OrderedDict<std::string, Tensor> load_safetensors(const std::string& path, Devic
   detail::InputFile f(path, op);
   const detail::Header h = detail::read_header(f, op);
   OrderedDict<std::string, Tensor> out;
+  if (!device.is_cpu()) {
+    // The device is checked before any data is read (an empty tensor makes the backend say why
+    // it is unusable).
+    detail::to_device(empty({0}), device, path, op);
+  }
   for (const detail::Entry& e : h.entries) {
     // Staged in pinned memory when the tensor goes to a device (a direct DMA copy).
-    Tensor t = empty(e.shape, TensorOptions(e.dtype).pinned_memory(!device.is_cpu()));
-    f.read_at(t.data_ptr(), e.end - e.begin, h.data_start + e.begin);
-    out.insert(e.name, device.is_cpu() ? t : t.to(device));
+    Tensor t = detail::read_tensor(f, h, e, op, !device.is_cpu());
+    out.insert(e.name, detail::to_device(t, device, path, op));
   }
   return out;
 }

@@ -149,8 +149,7 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
     data.resize(h.entries.size());
     for (size_t i : h.data_order) {
       const detail::Entry& e = h.entries[i];
-      data[i] = empty(e.shape, TensorOptions(e.dtype));
-      f.read_at(data[i].data_ptr(), e.end - e.begin, h.data_start + e.begin);
+      data[i] = detail::read_tensor(f, h, e, op);
     }
   } catch (const CheckpointError&) {
     throw;
@@ -176,7 +175,8 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
 
   Checkpoint c;
   for (size_t i = 0; i < h.entries.size(); ++i) {
-    c.tensors.insert(h.entries[i].name, device.is_cpu() ? data[i] : data[i].to(device));
+    c.tensors.insert(h.entries[i].name,
+                     detail::to_device(data[i], device, path, "load_checkpoint"));
   }
   c.metadata = std::move(h.metadata);
   c.metadata.erase(kChecksumKey);

@@ -28,6 +28,7 @@ void copy_raw(Tensor& self, const Tensor& src, bool non_blocking) {
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   if (!src.defined()) throw ValueError("[copy_] the source tensor is undefined");
+  check_no_internal_overlap("copy_", *this);
   Shape shape = broadcast_shapes("copy_", sizes(), src.sizes());
   if (shape != sizes()) {
     throw ValueError("[copy_] the source of shape " + shape_str(src) +

@@ -114,6 +114,7 @@ Tensor unary_op(const char* name, UnaryOp op, const Tensor& x, ElementwiseParams
 }
 
 Tensor& unary_inplace(const char* name, UnaryOp op, Tensor& x, ElementwiseParams p = {}) {
+  check_no_internal_overlap(name, x);
   DType ct = compute_dtype(name, op_info(op).dtypes, x.dtype());
   if (ct != x.dtype()) {
     throw TypeError(op_prefix(name) + "result type " + std::string(dtype_name(ct)) +
@@ -303,6 +304,7 @@ Tensor& binary_inplace_raw(const char* name, BinaryOp op, Tensor& self, const Te
 
 Tensor& binary_inplace(const char* name, BinaryOp op, Tensor& self, const Tensor& other,
                        DType common, ElementwiseParams p) {
+  check_no_internal_overlap(name, self);
   return autograd::inplace(
       name, self, {&other}, [&] { binary_inplace_raw(name, op, self, other, common, p); },
       [&](const Tensor& s) {
@@ -650,6 +652,7 @@ void check_inplace_result(const char* name, const Tensor& self, const Tensor& re
 template <class F>
 Tensor& copy_checked_inplace(const char* name, Tensor& self,
                              std::initializer_list<const Tensor*> others, F&& f) {
+  check_no_internal_overlap(name, self);
   return autograd::inplace(
       name, self, others,
       [&] {

@@ -42,6 +42,8 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
   if (!o.has_dtype()) o = o.dtype(all_int ? kInt64 : default_dtype());
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (st == 0.0) throw ValueError("[arange] step must be nonzero");
+  if (!std::isfinite(st))
+    throw ValueError("[arange] step must be finite, got " + std::to_string(st));
   if (!std::isfinite(s) || !std::isfinite(e)) {
     throw ValueError("[arange] unsupported range: " + std::to_string(s) + " -> " +
                      std::to_string(e));
@@ -49,12 +51,23 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
   if ((st > 0 && e < s) || (st < 0 && e > s)) {
     throw ValueError("[arange] upper bound and larger bound inconsistent with step sign");
   }
+  // The element count, computed without overflow: a range wider than int64 (or a step so small
+  // that the count does not fit) is an error, not a wrapped size.
   int64_t n;
+  auto too_many = [&](const std::string& count) {
+    throw ValueError("[arange] the range " + std::to_string(s) + " -> " + std::to_string(e) +
+                     " with step " + std::to_string(st) + " holds " + count +
+                     " elements, more than int64 can count");
+  };
   if (all_int) {
-    int64_t a = start.to_long(), b = end.to_long(), c = step.to_long();
-    n = c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c;
+    const __int128 a = start.to_long(), b = end.to_long(), c = step.to_long();
+    const __int128 count = c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c;
+    if (count > INT64_MAX) too_many("more than 2^63 - 1");
+    n = static_cast<int64_t>(count);
   } else {
-    n = static_cast<int64_t>(std::ceil((e - s) / st));
+    const double count = std::ceil((e - s) / st);
+    if (!(count < 9.2e18)) too_many(std::to_string(count));
+    n = static_cast<int64_t>(count);
   }
   Tensor host = make_empty({n}, o.dtype(), Device(kCPU), false, "arange");
   visit_dtype(o.dtype(), [&](auto tag) {
@@ -62,7 +75,11 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions o) {
     T* p = host.data_ptr<T>();
     if (all_int) {
       int64_t a = start.to_long(), c = step.to_long();
-      for (int64_t i = 0; i < n; ++i) p[i] = cast<T>(a + i * c);
+      // In uint64, where i * c may wrap: every a + i * c itself lies in the range.
+      const auto ua = static_cast<uint64_t>(a), uc = static_cast<uint64_t>(c);
+      for (int64_t i = 0; i < n; ++i) {
+        p[i] = cast<T>(static_cast<int64_t>(ua + static_cast<uint64_t>(i) * uc));
+      }
     } else {
       for (int64_t i = 0; i < n; ++i) p[i] = cast<T>(s + static_cast<double>(i) * st);
     }
@@ -180,7 +197,7 @@ Tensor from_blob(void* data, const Shape& sizes, TensorOptions o, const Shape& s
   Device dev = resolve_device(o.device());
   impl->storage = std::make_shared<StorageImpl>(DataPtr(data, nullptr, nullptr, dev), 0);
   impl->sizes = sizes;
-  impl->strides = strides.empty() ? contiguous_strides(sizes) : strides;
+  impl->strides = strides.empty() ? contiguous_strides(sizes, "from_blob") : strides;
   impl->dtype = o.dtype();
   impl->device = dev;
   impl->refresh();

@@ -422,6 +422,7 @@ Tensor& index_put_raw(Tensor& x, const TensorList& indices, const Tensor& values
 }  // namespace
 
 Tensor& index_put_(Tensor& x, const TensorList& indices, const Tensor& values, bool accumulate) {
+  check_no_internal_overlap("index_put_", x);
   return autograd::inplace(
       "index_put_", x, {&values}, [&] { index_put_raw(x, indices, values, accumulate); },
       [&](const Tensor& s) { return index_put(s, indices, values, accumulate); });
@@ -547,11 +548,13 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) 
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined("scatter", src, "src");
+  check_no_internal_overlap("scatter_", *this);
   return autograd::inplace(
       "scatter_", *this, {&src}, [&] { scatter_impl("scatter", *this, dim, index, src, 0, false); },
       [&](const Tensor& s) { return ember::scatter(s, dim, index, src); });
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, Scalar value) {
+  check_no_internal_overlap("scatter_", *this);
   return autograd::inplace(
       "scatter_", *this, {},
       [&] { scatter_impl("scatter", *this, dim, index, Tensor(), value, false); },
@@ -559,6 +562,7 @@ Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, Scalar value) {
 }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined("scatter_add", src, "src");
+  check_no_internal_overlap("scatter_add_", *this);
   return autograd::inplace(
       "scatter_add_", *this, {&src},
       [&] { scatter_impl("scatter_add", *this, dim, index, src, 0, true); },

@@ -58,21 +58,6 @@ void check_float(const char* op, DType t) {
   if (!is_floating_point(t)) throw TypeError(op_prefix(op) + "not implemented for dtype " + dt(t));
 }
 
-// In-place random ops write every element once; a stride-0 (expanded) dim would make the result
-// depend on which element is written last.
-void check_no_overlap(const char* op, const Tensor& t) {
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) > 1 && t.stride(d) == 0) {
-      throw ValueError(op_prefix(op) +
-                       "unsupported operation: more than one element of the written-to tensor "
-                       "of shape " +
-                       shape_str(t) +
-                       " refers to a single memory location. Please "
-                       "clone() the tensor before performing the operation.");
-    }
-  }
-}
-
 double float_max(DType t) {
   switch (t) {
     case kFloat16:
@@ -154,7 +139,8 @@ RandomParams randint_params(const char* op, DType t, int64_t low, int64_t high) 
                      std::to_string(low) + " >= to=" + std::to_string(high));
   }
   const auto [lo, hi] = int_bounds(t);
-  auto check = [&](const char* what, int64_t v) {
+  // Structured bindings captured by copy: clang before 16 cannot capture them by reference.
+  auto check = [&, lo = lo, hi = hi](const char* what, int64_t v) {
     if (static_cast<double>(v) < lo || static_cast<double>(v) > hi) {
       throw ValueError(op_prefix(op) + "random_ expects '" + what + "' to be in [" + num(lo) +
                        ", " + num(hi) + "] for dtype " + dt(t) + ", but got " + what + "=" +
@@ -175,7 +161,7 @@ RandomParams randint_params(const char* op, DType t, int64_t low, int64_t high) 
 const Tensor& uniform_impl(const char* op, const Tensor& t, double from, double to, Generator* g) {
   check_defined(op, t);
   check_uniform(op, t.dtype(), from, to);
-  check_no_overlap(op, t);
+  check_no_internal_overlap(op, t);
   RandomParams p;
   p.a = from;
   p.b = to;
@@ -186,7 +172,7 @@ const Tensor& uniform_impl(const char* op, const Tensor& t, double from, double 
 const Tensor& normal_impl(const char* op, const Tensor& t, double mean, double std, Generator* g) {
   check_defined(op, t);
   check_normal(op, t.dtype(), std);
-  check_no_overlap(op, t);
+  check_no_internal_overlap(op, t);
   RandomParams p;
   p.a = mean;
   p.b = std;
@@ -197,7 +183,7 @@ const Tensor& normal_impl(const char* op, const Tensor& t, double mean, double s
 const Tensor& bernoulli_impl(const char* op, const Tensor& t, double prob, Generator* g) {
   check_defined(op, t);
   check_bernoulli_p(op, prob);
-  check_no_overlap(op, t);
+  check_no_internal_overlap(op, t);
   RandomParams p;
   p.a = prob;
   run(op, RandomOp::Bernoulli, t, p, g);
@@ -208,7 +194,7 @@ const Tensor& random_impl(const char* op, const Tensor& t, int64_t low, int64_t 
                           Generator* g) {
   check_defined(op, t);
   RandomParams p = randint_params(op, t.dtype(), low, high);
-  check_no_overlap(op, t);
+  check_no_internal_overlap(op, t);
   run(op, RandomOp::RandInt, t, p, g);
   return t;
 }

@@ -74,7 +74,7 @@ std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides,
   int64_t numel = sizes.numel();
   if (numel == 0) {
     if (sizes == new_sizes) return strides;
-    return contiguous_strides(new_sizes);
+    return contiguous_strides(new_sizes, "view");
   }
   int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
   int64_t chunk_base_stride = strides.back();

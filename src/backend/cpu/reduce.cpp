@@ -582,7 +582,8 @@ void CpuBackend::scan(ScanOp op, const Tensor& out, const Tensor& in, int64_t di
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous() ? out : make_empty(out.sizes(), TensorOptions(out.dtype()));
   const auto [outer, n, inner] = split_at_dim(x.sizes(), dim);
-  visit_dtype(out.dtype(), [&](auto tag) {
+  // Structured bindings captured by copy: clang before 16 cannot capture them by reference.
+  visit_dtype(out.dtype(), [&, outer = outer, n = n, inner = inner](auto tag) {
     using T = typename decltype(tag)::type;
     const T* xp = static_cast<const T*>(x.data_ptr());
     T* yp = static_cast<T*>(y.data_ptr());

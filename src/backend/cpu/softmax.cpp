@@ -146,15 +146,17 @@ void CpuBackend::softmax(const Tensor& out, const Tensor& in, int64_t dim, bool 
   const Tensor x = in.dtype() == out.dtype() ? in.contiguous() : in.to(out.dtype()).contiguous();
   Tensor y = out.is_contiguous() ? out : make_empty(out.sizes(), TensorOptions(out.dtype()));
   const auto [outer, n, inner] = split_at_dim(x.sizes(), dim);
-  visit_float_dtype(out.dtype(), log ? "log_softmax" : "softmax", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* xp = static_cast<const T*>(x.data_ptr());
-    T* yp = static_cast<T*>(y.data_ptr());
-    if (log)
-      run_softmax<T, true>(xp, yp, outer, n, inner);
-    else
-      run_softmax<T, false>(xp, yp, outer, n, inner);
-  });
+  // Structured bindings captured by copy: clang before 16 cannot capture them by reference.
+  visit_float_dtype(out.dtype(), log ? "log_softmax" : "softmax",
+                    [&, outer = outer, n = n, inner = inner](auto tag) {
+                      using T = typename decltype(tag)::type;
+                      const T* xp = static_cast<const T*>(x.data_ptr());
+                      T* yp = static_cast<T*>(y.data_ptr());
+                      if (log)
+                        run_softmax<T, true>(xp, yp, outer, n, inner);
+                      else
+                        run_softmax<T, false>(xp, yp, outer, n, inner);
+                    });
   if (!y.is_same(out)) Tensor(out).copy_(y);
 }
 
