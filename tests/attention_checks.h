@@ -41,9 +41,11 @@ inline double max_rel_error(const ember::Tensor& got, const ember::Tensor& want)
   return err.numel() ? err.max().item<double>() : 0.0;
 }
 
-// Runs the op on device in dtype dt and the math path in float64 on the host from the same
-// (rounded) values; compares the outputs and the gradients of q, k and v.
-inline void check_attention(const AttentionCase& c, ember::DType dt, const std::string& device) {
+// Runs the fused kernels (or, with fused = false, the op with its own choice of path) on device
+// in dtype dt and the math path in float64 on the host from the same (rounded) values; compares
+// the outputs and the gradients of q, k and v.
+inline void check_attention(const AttentionCase& c, ember::DType dt, const std::string& device,
+                            bool fused = true) {
   using namespace ember;
   namespace F = nn::functional;
   auto shape = [&](int64_t a, int64_t b) {
@@ -71,7 +73,8 @@ inline void check_attention(const AttentionCase& c, ember::DType dt, const std::
          k = k0.to(dt).to(dev).clone().requires_grad_(),
          v = v0.to(dt).to(dev).clone().requires_grad_();
   Tensor mask = mask0.defined() ? mask0.to(mask0.dtype() == kBool ? kBool : dt).to(dev) : mask0;
-  Tensor out = F::scaled_dot_product_attention(q, k, v, mask, 0.0, causal);
+  Tensor out = fused ? ops::scaled_dot_product_attention_fused(q, k, v, mask, causal, std::nullopt)
+                     : F::scaled_dot_product_attention(q, k, v, mask, 0.0, causal);
   out.backward(g0.to(dt).to(dev));
 
   Tensor qr = q0.clone().requires_grad_(), kr = k0.clone().requires_grad_(),

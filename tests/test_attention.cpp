@@ -60,7 +60,7 @@ TEST(Attention, SecondDerivativesFollowTheMathPath) {
          v = randn({2, 6, 3}, o).requires_grad_();
   auto grad_norm = [&](bool fused) {
     Tensor out = fused
-                     ? F::scaled_dot_product_attention(q, k, v, {}, 0.0, true)
+                     ? ops::scaled_dot_product_attention_fused(q, k, v, {}, true, std::nullopt)
                      : ops::scaled_dot_product_attention_math(q, k, v, {}, 0.0, true, std::nullopt);
     TensorList g = autograd::grad({(out * out).sum()}, {q, k}, {}, true, true);
     return autograd::grad({(g[0] * g[0]).sum() + (g[1] * g[1]).sum()}, {q, k, v});
@@ -82,3 +82,29 @@ TEST(Attention, MaskWithGradientTakesTheMathPath) {
 TEST(Attention, BadInput) { check_attention_errors("cpu"); }
 
 }  // namespace
+
+// On the CPU the op runs the math path (faster: GEMMs) until the scores it would hold reach
+// 256 MiB, and the fused kernels from there on (memory decides).
+TEST(Attention, CpuTakesTheFusedKernelsOnlyForLargeScores) {
+  Tensor q = randn({2, 6, 4}).requires_grad_(), k = randn({2, 7, 4}), v = randn({2, 7, 3});
+  Tensor small = F::scaled_dot_product_attention(q, k, v);
+  ASSERT_NE(small.grad_fn(), nullptr);
+  EXPECT_NE(small.grad_fn()->name(), "ScaledDotProductFlashAttentionForCpuBackward0");
+  EXPECT_EQ(ops::scaled_dot_product_attention_fused(q, k, v, {}, false, std::nullopt)
+                .grad_fn()
+                ->name(),
+            "ScaledDotProductFlashAttentionForCpuBackward0");
+  // 8192 x 8192 float32 scores are 256 MiB: fused, without allocating them.
+  Tensor ql = randn({1, 8192, 1}).requires_grad_(), kl = randn({1, 8192, 1}),
+         vl = randn({1, 8192, 1});
+  Tensor large = F::scaled_dot_product_attention(ql, kl, vl, {}, 0.0, true);
+  ASSERT_NE(large.grad_fn(), nullptr);
+  EXPECT_EQ(large.grad_fn()->name(), "ScaledDotProductFlashAttentionForCpuBackward0");
+  // Where the fused kernels cannot run, the explicit entry says so.
+  expect_error<ValueError>(
+      [&] {
+        ops::scaled_dot_product_attention_fused(q, k, v, randn({6, 7}).requires_grad_(), false,
+                                                std::nullopt);
+      },
+      "[scaled_dot_product_attention] the fused kernels cannot run this call");
+}

@@ -21,6 +21,7 @@ constexpr const char* kOp = "scaled_dot_product_attention";
 // The head dims (E and Ev) the CUDA kernels take; larger ones run the math path.
 constexpr int64_t kCudaMaxHeadDim = 128;
 constexpr int64_t kCudaMaxBatch = 65535;  // grid.y of the CUDA kernels
+constexpr double kCpuFusedScoreBytes = 256.0 * 1024 * 1024;  // float32 scores of one call
 
 Shape batch_dims(const Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end() - 2); }
 
@@ -158,7 +159,8 @@ std::optional<int64_t> flat_batch_stride(const Tensor& t, size_t nbatch) {
 }
 
 // Whether the backend's fused kernels take these operands.
-bool fused_applies(const Tensor& q, const Prepared& p, double dropout_p) {
+// Whether the fused kernels can run this call at all.
+bool fused_supported(const Tensor& q, const Prepared& p, double dropout_p) {
   if (dropout_p > 0.0) return false;
   if (p.mask.defined() && autograd::requires_grad(p.mask)) return false;  // mask gradients: math
   if (q.device().is_cpu()) return true;
@@ -166,6 +168,17 @@ bool fused_applies(const Tensor& q, const Prepared& p, double dropout_p) {
   int64_t batch = 1;
   for (int64_t d : p.batch) batch *= d;
   return p.e <= kCudaMaxHeadDim && p.ev <= kCudaMaxHeadDim && batch <= kCudaMaxBatch;
+}
+
+// Whether the op runs them by default. On CUDA always. On the CPU the math path's GEMMs are
+// faster (docs/perf.md), so the fused kernels run only when the (..., L, S) scores the math path
+// would hold reach kCpuFusedScoreBytes: there memory, not speed, decides.
+bool fused_applies(const Tensor& q, const Prepared& p, double dropout_p) {
+  if (!fused_supported(q, p, dropout_p)) return false;
+  if (!q.device().is_cpu()) return true;
+  double scores = static_cast<double>(p.l) * static_cast<double>(p.s) * 4.0;
+  for (int64_t d : p.batch) scores *= static_cast<double>(d);
+  return scores >= kCpuFusedScoreBytes;
 }
 
 // The fused path's backward with differentiable ops, for create_graph.
@@ -267,6 +280,20 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   if (!fused_applies(query, p, dropout_p)) {
     return scaled_dot_product_attention_math(query, key, value, attn_mask, dropout_p, is_causal,
                                              scale);
+  }
+  return fused_attention(query, key, value, p, is_causal);
+}
+
+Tensor scaled_dot_product_attention_fused(const Tensor& query, const Tensor& key,
+                                          const Tensor& value, const Tensor& attn_mask,
+                                          bool is_causal, std::optional<double> scale) {
+  const Prepared p = prepare(query, key, value, attn_mask, 0.0, is_causal, scale);
+  if (!fused_supported(query, p, 0.0)) {
+    throw ValueError(op_prefix(kOp) + "the fused kernels cannot run this call (on " +
+                     query.device().str() + ", head dims " + std::to_string(p.e) + " and " +
+                     std::to_string(p.ev) + ", a mask that requires grad: " +
+                     (p.mask.defined() && autograd::requires_grad(p.mask) ? "yes" : "no") +
+                     "); use scaled_dot_product_attention, which falls back to the math path");
   }
   return fused_attention(query, key, value, p, is_causal);
 }

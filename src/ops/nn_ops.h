@@ -79,7 +79,8 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
 
 // ---- attention (ops/attention.cpp) --------------------------------------------------------------
 // softmax(q k^T * scale + mask) v with nn::functional's arguments. Runs the backend's fused
-// kernels when dropout_p == 0 (CUDA: head dims <= 128) and the math path otherwise.
+// kernels when dropout_p == 0 (CUDA: head dims <= 128; CPU: only when the math path's scores
+// would take 256 MiB or more, the GEMMs being faster below) and the math path otherwise.
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale);
@@ -88,5 +89,9 @@ Tensor scaled_dot_product_attention_math(const Tensor& query, const Tensor& key,
                                          const Tensor& value, const Tensor& attn_mask,
                                          double dropout_p, bool is_causal,
                                          std::optional<double> scale);
+// The fused kernels whatever the size (no dropout); a ValueError where they cannot run.
+Tensor scaled_dot_product_attention_fused(const Tensor& query, const Tensor& key,
+                                          const Tensor& value, const Tensor& attn_mask,
+                                          bool is_causal, std::optional<double> scale);
 
 }  // namespace ember::ops

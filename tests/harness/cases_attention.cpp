@@ -161,7 +161,7 @@ EMBER_HARNESS_CASES {
          float_dtypes(),
          {{{2, 2, L, E}}, {{2, 2, S, E}}, {{2, 2, S, EV}}},
          [C](const TensorList& in) {
-           return TensorList{F::scaled_dot_product_attention(in[0], in[1], in[2], {}, 0.0, C),
+           return TensorList{ops::scaled_dot_product_attention_fused(in[0], in[1], in[2], {}, C, {}),
                              ops::scaled_dot_product_attention_math(in[0], in[1], in[2], {}, 0.0, C,
                                                                     std::nullopt)};
          },
@@ -185,7 +185,8 @@ EMBER_HARNESS_CASES {
                  float_dtypes(),
                  {},
                  [](const TensorList& in) {
-                   return TensorList{F::scaled_dot_product_attention(in[0], in[1], in[2], in[3]),
+                   return TensorList{ops::scaled_dot_product_attention_fused(in[0], in[1], in[2],
+                                                                             in[3], false, {}),
                                      ops::scaled_dot_product_attention_math(
                                          in[0], in[1], in[2], in[3], 0.0, false, std::nullopt)};
                  },
@@ -217,7 +218,7 @@ EMBER_HARNESS_CASES {
        {{{2, 2, kL, kE}}, {{2, 2, kS, kE}}, {{2, 2, kS, 3}}, {{2, 1, kL, kS}}},
        [](const TensorList& in) {
          return TensorList{
-             F::scaled_dot_product_attention(in[0], in[1], in[2], in[3], 0.0, false, 0.4),
+             ops::scaled_dot_product_attention_fused(in[0], in[1], in[2], in[3], false, 0.4),
              ops::scaled_dot_product_attention_math(in[0], in[1], in[2], in[3], 0.0, false, 0.4)};
        },
        [](const std::vector<Ref>& in, DType) {
@@ -235,7 +236,8 @@ EMBER_HARNESS_CASES {
                  float_dtypes(),
                  {},
                  [](const TensorList& in) {
-                   return TensorList{F::scaled_dot_product_attention(in[0], in[1], in[2], in[3]),
+                   return TensorList{ops::scaled_dot_product_attention_fused(in[0], in[1], in[2],
+                                                                             in[3], false, {}),
                                      ops::scaled_dot_product_attention_math(
                                          in[0], in[1], in[2], in[3], 0.0, false, std::nullopt)};
                  },
