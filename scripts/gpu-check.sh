@@ -148,7 +148,7 @@ summary_text() {
     awk -F'\t' '{ printf "%-30s %-6s %7s  %s\n", $1, $2, $3, $4 }' "$logs/steps.tsv"
   printf '%-30s %-6s %7s\n' total "" "$(elapsed)"
   local f
-  for f in harness-summary.txt sanitizer-summary.txt bench.txt train.txt; do
+  for f in harness-summary.txt sanitizer-summary.txt bench.txt train.txt train-amp.txt; do
     if [[ -s $logs/$f ]]; then
       echo
       cat "$logs/$f"
@@ -183,7 +183,8 @@ publish() {
   cat_capped "$logs"/harness-summary.txt "$logs"/harness*.log >"$out_dir/harness.txt"
   cat_capped "$logs"/sanitizer-summary.txt "$logs"/sanitizer-*.log >"$out_dir/sanitizer.txt"
   cat_capped "$logs"/bench_cuda_*.txt "$logs/bench-torch.txt" >"$out_dir/bench-raw.txt"
-  cat_capped "$logs/train.txt" "$logs"/train/*.log >"$out_dir/train.txt"
+  cat_capped "$logs/train.txt" "$logs"/train/*.log "$logs/train-amp.txt" "$logs"/train-amp/*.log \
+    >"$out_dir/train.txt"
   cat_capped "$logs/machine-full.txt" "$logs/doctor.txt" "$logs/ctest-cuda.log" \
     "$logs/googletest.log" "$logs/configure.log" "$logs/build-tail.log" >"$out_dir/logs.txt"
   if [[ -s $logs/bench.md ]]; then cp "$logs/bench.md" "$out_dir/bench.md"; fi
@@ -213,7 +214,8 @@ try:
 except OSError:
     pass
 json.dump({"machine": machine, "steps": steps, "harness": load("harness.json"),
-           "benchmarks": load("bench.json"), "training": load("train.json")},
+           "benchmarks": load("bench.json"), "training": load("train.json"),
+           "training_amp": load("train-amp.json")},
           open(out, "w"), indent=1)
 PY
   fi
@@ -667,6 +669,23 @@ if ((run_train)); then
       record "training" ok "$brief"
     else
       record "training" FAIL "exit $rc: $(grep -m1 '^PROBLEM' "$logs/train.txt") $brief"
+    fi
+    # The same under bf16 autocast on both sides (ember train --amp bf16, torch.autocast), one
+    # epoch: the step time with and without mixed precision next to PyTorch's.
+    if fits "training amp" 30; then
+      begin "ember train and PyTorch under bf16 autocast, cnn and mlp, 1 epoch, batch 64"
+      tsecs=$(box 100)
+      timeout -k 5 $((tsecs + 10)) "$python" "$ROOT/bench/gpu/train_compare.py" --ember "$ember" \
+        --data "$data" --device cuda --epochs 1 --batch-size 64 --amp bf16 \
+        --work-dir "$logs/train-amp" --json "$logs/train-amp.json" --timeout $((tsecs / 4)) \
+        >"$logs/train-amp.txt" 2>&1
+      rc=$?
+      brief=$(grep -m1 '^summary: ' "$logs/train-amp.txt" | sed 's/^summary: //')
+      if ((rc == 0)); then
+        record "training amp" ok "$brief"
+      else
+        record "training amp" FAIL "exit $rc: $(grep -m1 '^PROBLEM' "$logs/train-amp.txt") $brief"
+      fi
     fi
   fi
 fi

@@ -89,6 +89,9 @@ def main():
     p.add_argument("--train-samples", type=int, default=0)
     p.add_argument("--test-samples", type=int, default=0)
     p.add_argument("--out-dir", default="")
+    p.add_argument("--amp", choices=("off", "bf16", "fp16"), default="off",
+                   help="autocast around forward and loss (fp16 with a GradScaler), as ember's "
+                   "--amp")
     p.add_argument("--cudnn-tf32", action="store_true",
                    help="let cuDNN round float32 convolutions to TF32 (PyTorch's default)")
     args = p.parse_args()
@@ -135,11 +138,12 @@ def main():
                           weight_decay=5e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.epochs * batches)
     print("torch train: %s on Fashion-MNIST (%d train, %d test) on %s%s\n"
-          "  sgd lr %g, onecycle schedule, batch %d, %d epochs, seed %d, torch %s, cuDNN TF32 %s"
+          "  sgd lr %g, onecycle schedule, batch %d, %d epochs, seed %d, torch %s, cuDNN TF32 %s,"
+          " amp %s"
           % (args.model, len(train_set), len(test_set), device,
              " (%s)" % torch.cuda.get_device_name(device) if gpu else "", args.lr,
              args.batch_size, args.epochs, args.seed, torch.__version__,
-             "on" if args.cudnn_tf32 else "off"), flush=True)
+             "on" if args.cudnn_tf32 else "off", args.amp), flush=True)
     if gpu:
         torch.cuda.reset_peak_memory_stats(device)
 
@@ -159,6 +163,8 @@ def main():
         n = max(seen, 1)
         return loss_sum.item() / n, correct.item() / n
 
+    amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.amp)
+    scaler = torch.amp.GradScaler(device.type, enabled=args.amp == "fp16")
     history = []
     start = time.perf_counter()
     step = 0
@@ -169,11 +175,14 @@ def main():
         t0 = time.perf_counter()
         for x, y in train_loader:
             x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
-            logits = model(x)
-            loss = F.cross_entropy(logits, y)
+            with torch.autocast(device.type, dtype=amp_dtype or torch.float32,
+                                enabled=amp_dtype is not None):
+                logits = model(x)
+                loss = F.cross_entropy(logits, y)
             opt.zero_grad()
-            loss.backward()
-            opt.step()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
             sched.step()
             step += 1
             done += 1

@@ -3,7 +3,8 @@
 models, optimizer, schedule, batch size and data path, one process each, one after the other.
 
   train_compare.py --ember PATH [--data DIR] [--models cnn,mlp] [--epochs 2] [--batch-size 64]
-                   [--device cuda] [--workers 1] [--work-dir DIR] [--json FILE]
+                   [--device cuda] [--workers 1] [--amp off|bf16|fp16] [--work-dir DIR]
+                   [--json FILE]
                    [--timeout SECONDS] [--train-samples N] [--test-samples N] [--python EXE]
 
 Prints, per model and framework: the training seconds of each epoch, samples/s over the run
@@ -72,6 +73,9 @@ def main():
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--device", default="cuda")
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--amp", choices=("off", "bf16", "fp16"), default="off",
+                   help="mixed precision on both sides (ember's default on a GPU is bf16: pass "
+                   "it explicitly so both sides agree)")
     p.add_argument("--work-dir", default="")
     p.add_argument("--json", default="")
     p.add_argument("--timeout", type=float, default=300)
@@ -83,7 +87,7 @@ def main():
     work = args.work_dir or tempfile.mkdtemp(prefix="train-compare-")
     os.makedirs(work, exist_ok=True)
     common = ["--epochs", str(args.epochs), "--batch-size", str(args.batch_size), "--device",
-              args.device, "--workers", str(args.workers), "--data", args.data]
+              args.device, "--workers", str(args.workers), "--data", args.data, "--amp", args.amp]
     limits = []
     if args.train_samples:
         limits += ["--train-samples", str(args.train_samples)]
@@ -122,8 +126,8 @@ def main():
         results.append(result("pytorch", model, rc, wall, rss, metrics,
                               summ.get("peak_device_bytes"), log))
 
-    print("Fashion-MNIST, %d epoch(s), batch %d, device %s, %d loader worker(s)%s"
-          % (args.epochs, args.batch_size, args.device, args.workers,
+    print("Fashion-MNIST, %d epoch(s), batch %d, device %s, %d loader worker(s), amp %s%s"
+          % (args.epochs, args.batch_size, args.device, args.workers, args.amp,
              ", first %d training samples" % args.train_samples if args.train_samples else ""))
     head = "%-5s %-14s %-17s %11s %9s %9s %12s %12s" % (
         "model", "framework", "epoch seconds", "samples/s", "test acc", "wall s", "peak RSS MiB",
