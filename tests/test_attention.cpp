@@ -90,10 +90,9 @@ TEST(Attention, CpuTakesTheFusedKernelsOnlyForLargeScores) {
   Tensor small = F::scaled_dot_product_attention(q, k, v);
   ASSERT_NE(small.grad_fn(), nullptr);
   EXPECT_NE(small.grad_fn()->name(), "ScaledDotProductFlashAttentionForCpuBackward0");
-  EXPECT_EQ(ops::scaled_dot_product_attention_fused(q, k, v, {}, false, std::nullopt)
-                .grad_fn()
-                ->name(),
-            "ScaledDotProductFlashAttentionForCpuBackward0");
+  EXPECT_EQ(
+      ops::scaled_dot_product_attention_fused(q, k, v, {}, false, std::nullopt).grad_fn()->name(),
+      "ScaledDotProductFlashAttentionForCpuBackward0");
   // 8192 x 8192 float32 scores are 256 MiB: fused, without allocating them.
   Tensor ql = randn({1, 8192, 1}).requires_grad_(), kl = randn({1, 8192, 1}),
          vl = randn({1, 8192, 1});

@@ -20,7 +20,7 @@ using autograd::GradContext;
 constexpr const char* kOp = "scaled_dot_product_attention";
 // The head dims (E and Ev) the CUDA kernels take; larger ones run the math path.
 constexpr int64_t kCudaMaxHeadDim = 128;
-constexpr int64_t kCudaMaxBatch = 65535;  // grid.y of the CUDA kernels
+constexpr int64_t kCudaMaxBatch = 65535;                     // grid.y of the CUDA kernels
 constexpr double kCpuFusedScoreBytes = 256.0 * 1024 * 1024;  // float32 scores of one call
 
 Shape batch_dims(const Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end() - 2); }

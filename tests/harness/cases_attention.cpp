@@ -156,24 +156,26 @@ EMBER_HARNESS_CASES {
         std::tuple{"sdpa_fused_head128_causal", 17, 33, 128, 128, true}}) {
     const int64_t L = l, S = s, E = e, EV = ev;
     const bool C = causal;
-    register_case(
-        {name,
-         float_dtypes(),
-         {{{2, 2, L, E}}, {{2, 2, S, E}}, {{2, 2, S, EV}}},
-         [C](const TensorList& in) {
-           return TensorList{ops::scaled_dot_product_attention_fused(in[0], in[1], in[2], {}, C, {}),
-                             ops::scaled_dot_product_attention_math(in[0], in[1], in[2], {}, 0.0, C,
-                                                                    std::nullopt)};
-         },
-         [E, C](const std::vector<Ref>& in, DType) {
-           MaskFn causal_mask;
-           if (C) {
-             causal_mask = [](int64_t, int64_t i, int64_t j) { return j <= i ? 0.0 : -INFINITY; };
-           }
-           const Ref r = attention_ref(in[0], in[1], in[2], 1 / std::sqrt(static_cast<double>(E)),
-                                       causal_mask);
-           return std::vector<Ref>{r, r};
-         }});
+    register_case({name,
+                   float_dtypes(),
+                   {{{2, 2, L, E}}, {{2, 2, S, E}}, {{2, 2, S, EV}}},
+                   [C](const TensorList& in) {
+                     return TensorList{
+                         ops::scaled_dot_product_attention_fused(in[0], in[1], in[2], {}, C, {}),
+                         ops::scaled_dot_product_attention_math(in[0], in[1], in[2], {}, 0.0, C,
+                                                                std::nullopt)};
+                   },
+                   [E, C](const std::vector<Ref>& in, DType) {
+                     MaskFn causal_mask;
+                     if (C) {
+                       causal_mask = [](int64_t, int64_t i, int64_t j) {
+                         return j <= i ? 0.0 : -INFINITY;
+                       };
+                     }
+                     const Ref r = attention_ref(
+                         in[0], in[1], in[2], 1 / std::sqrt(static_cast<double>(E)), causal_mask);
+                     return std::vector<Ref>{r, r};
+                   }});
   }
   register_gradcheck("sdpa_fused_odd", GradCheck{{}, {0}});
   register_gradcheck("sdpa_fused_causal_odd", GradCheck{{}, {0}});
