@@ -32,6 +32,10 @@ std::vector<std::string> python_library_dirs(const char* sub);
 // the Python wheels); its split sub-libraries beside it are preloaded so that cuDNN 9 finds them.
 const SharedLibrary& cudnn_library();
 
+// libcublasLt, opened once per process (EMBER_CUBLASLT_LIBRARY, the loader's path, the toolkit,
+// then the Python wheels' nvidia/cublas).
+const SharedLibrary& cublaslt_library();
+
 // The address of `symbol` in lib, or nullptr.
 void* find_symbol(const SharedLibrary& lib, const char* symbol);
 

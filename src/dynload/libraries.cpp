@@ -16,12 +16,23 @@ struct VersionedLibrary {
   int version = 0;
 };
 
+}  // namespace
+
+const SharedLibrary& cublaslt_library() {
+  static const SharedLibrary lib =
+      open_library("EMBER_CUBLASLT_LIBRARY",
+                   {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so"},
+                   python_library_dirs("cublas"));
+  return lib;
+}
+
+namespace {
+
 // Each is opened once per process; a missing library or symbol gives version 0.
 const VersionedLibrary& cublas() {
   static const VersionedLibrary v = [] {
     VersionedLibrary r;
-    r.lib = open_library("EMBER_CUBLASLT_LIBRARY", {"libcublasLt.so.13", "libcublasLt.so.12",
-                                                    "libcublasLt.so.11", "libcublasLt.so"});
+    r.lib = cublaslt_library();
     using Fn = size_t (*)();
     if (auto fn = reinterpret_cast<Fn>(find_symbol(r.lib, "cublasLtGetVersion")))
       r.version = static_cast<int>(fn());

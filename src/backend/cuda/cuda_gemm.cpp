@@ -1,11 +1,12 @@
 // CUDA matmul: floating dtypes through cuBLASLt (row-major tensors described as column-major
 // matrices; transposed views become op flags, batches strided batch layouts), integers and k == 0
-// through the tiled kernel. A copy to contiguous happens only when a layout has no BLAS form.
+// through the tiled kernel, which also takes every product when cuBLASLt cannot be loaded. A copy to contiguous happens only when a layout has no BLAS form.
 // A bias over the output's columns (linear's) is fused into the product as cuBLASLt's bias
 // epilogue.
 #include <cublasLt.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
+#include "backend/cuda/cublaslt_api.h"
 #include "backend/cuda/gemm_kernels.h"
 #include "backend/matrix_layout.h"
 #include "core/switches.h"
@@ -32,9 +34,28 @@ using cuda_kernels::GemmMat;
 
 // ---- checked cuBLASLt calls ---------------------------------------------------------------------
 
+// The loaded cuBLASLt; only called once has_lt() said it is there.
+const cuda_detail::CublasLtApi& lt() { return *cuda_detail::cublaslt_api(); }
+
+// Whether cuBLASLt is loaded; the first time it is not, says once on stderr that CUDA products
+// take the (slower) tiled kernel, and why.
+bool has_lt() {
+  if (cuda_detail::cublaslt_api() != nullptr) return true;
+  static const bool warned = [] {
+    std::fprintf(stderr,
+                 "ember: warning: [matmul] cuBLASLt is not available (%s): CUDA matrix products "
+                 "use ember's tiled kernel, several times slower. Install NVIDIA's libcublas "
+                 "(libcublasLt.so.13) or point EMBER_CUBLASLT_LIBRARY at it.\n",
+                 cuda_detail::cublaslt_missing_reason().c_str());
+    return true;
+  }();
+  (void)warned;
+  return false;
+}
+
 [[noreturn]] void throw_cublas(cublasStatus_t status, const char* call) {
-  throw Error(std::string("[matmul] ") + call + " failed: " + cublasLtGetStatusName(status) + " (" +
-              cublasLtGetStatusString(status) + ")");
+  throw Error(std::string("[matmul] ") + call + " failed: " + lt().GetStatusName(status) + " (" +
+              lt().GetStatusString(status) + ")");
 }
 
 #define EMBER_CUBLAS_CHECK(call)                                                    \
@@ -51,15 +72,15 @@ cublasLtHandle_t lt_handle(int device) {
   std::lock_guard<std::mutex> lock(mu);
   if (handles->empty()) handles->resize(static_cast<size_t>(cuda::device_count()), nullptr);
   cublasLtHandle_t& h = (*handles)[static_cast<size_t>(device)];
-  if (h == nullptr) EMBER_CUBLAS_CHECK(cublasLtCreate(&h));
+  if (h == nullptr) EMBER_CUBLAS_CHECK(lt().Create(&h));
   return h;
 }
 
 // RAII owners of the descriptors of one call.
 struct DescDeleter {
-  void operator()(cublasLtMatmulDescOpaque_t* d) const { cublasLtMatmulDescDestroy(d); }
-  void operator()(cublasLtMatrixLayoutOpaque_t* l) const { cublasLtMatrixLayoutDestroy(l); }
-  void operator()(cublasLtMatmulPreferenceOpaque_t* p) const { cublasLtMatmulPreferenceDestroy(p); }
+  void operator()(cublasLtMatmulDescOpaque_t* d) const { lt().MatmulDescDestroy(d); }
+  void operator()(cublasLtMatrixLayoutOpaque_t* l) const { lt().MatrixLayoutDestroy(l); }
+  void operator()(cublasLtMatmulPreferenceOpaque_t* p) const { lt().MatmulPreferenceDestroy(p); }
 };
 using MatmulDesc = std::unique_ptr<cublasLtMatmulDescOpaque_t, DescDeleter>;
 using MatrixLayout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, DescDeleter>;
@@ -67,15 +88,15 @@ using Preference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, DescDeleter
 
 template <class T>
 void set_attr(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, T value) {
-  EMBER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, attr, &value, sizeof value));
+  EMBER_CUBLAS_CHECK(lt().MatmulDescSetAttribute(d, attr, &value, sizeof value));
 }
 template <class T>
 void set_attr(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, T value) {
-  EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, attr, &value, sizeof value));
+  EMBER_CUBLAS_CHECK(lt().MatrixLayoutSetAttribute(l, attr, &value, sizeof value));
 }
 template <class T>
 void set_attr(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, T value) {
-  EMBER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, attr, &value, sizeof value));
+  EMBER_CUBLAS_CHECK(lt().MatmulPreferenceSetAttribute(p, attr, &value, sizeof value));
 }
 
 // ---- operand geometry ---------------------------------------------------------------------------
@@ -108,7 +129,7 @@ LtOperand lt_operand(const Mat& m, const BlasLayout& l, bool transpose) {
 MatrixLayout make_layout(cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld, int64_t batch,
                          int64_t batch_stride) {
   cublasLtMatrixLayout_t l = nullptr;
-  EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
+  EMBER_CUBLAS_CHECK(lt().MatrixLayoutCreate(&l, type, rows, cols, ld));
   MatrixLayout owned(l);
   if (batch > 1) {
     set_attr(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<int32_t>(batch));
@@ -172,7 +193,7 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   const auto d_cols = static_cast<uint64_t>(!lo.trans ? out.rows : out.cols);
 
   cublasLtMatmulDesc_t desc_raw = nullptr;
-  EMBER_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_raw, compute, scale));
+  EMBER_CUBLAS_CHECK(lt().MatmulDescCreate(&desc_raw, compute, scale));
   MatmulDesc desc(desc_raw);
   set_attr(desc_raw, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(A.op));
   set_attr(desc_raw, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(B.op));
@@ -188,7 +209,7 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   MatrixLayout ld_desc = make_layout(type, d_rows, d_cols, lo.ld, batch, out.bs);
 
   cublasLtMatmulPreference_t pref_raw = nullptr;
-  EMBER_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref_raw));
+  EMBER_CUBLAS_CHECK(lt().MatmulPreferenceCreate(&pref_raw));
   Preference pref(pref_raw);
   set_attr(pref_raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
            static_cast<uint64_t>(workspace_limit(device)));
@@ -201,7 +222,7 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   cublasLtHandle_t handle = lt_handle(device);
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  EMBER_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), la_desc.get(),
+  EMBER_CUBLAS_CHECK(lt().MatmulAlgoGetHeuristic(handle, desc.get(), la_desc.get(),
                                                     lb_desc.get(), ld_desc.get(), ld_desc.get(),
                                                     pref.get(), 1, &heuristic, &found));
   if (found == 0) {
@@ -220,7 +241,7 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
   const void* alpha_p = scale == CUDA_R_64F ? static_cast<const void*>(&alpha) : &alpha_f;
   const void* beta_p = scale == CUDA_R_64F ? static_cast<const void*>(&beta) : &beta_f;
-  EMBER_CUBLAS_CHECK(cublasLtMatmul(handle, desc.get(), alpha_p, first->base, la_desc.get(),
+  EMBER_CUBLAS_CHECK(lt().Matmul(handle, desc.get(), alpha_p, first->base, la_desc.get(),
                                     second->base, lb_desc.get(), beta_p, out.base, ld_desc.get(),
                                     out.base, ld_desc.get(), &heuristic.algo,
                                     workspace.defined() ? workspace.data_ptr() : nullptr,
@@ -258,10 +279,10 @@ void CudaBackend::gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t
   int64_t batch = out_t.size(0);
   const int64_t k = a_t.size(2);
 
-  // Integers, k == 0 (out = beta * out), and sizes beyond cuBLASLt's int32 dimensions go to the
-  // tiled kernel, which takes any strides.
+  // Integers, k == 0 (out = beta * out), sizes beyond cuBLASLt's int32 dimensions, and every
+  // product when cuBLASLt is absent go to the tiled kernel, which takes any strides.
   const bool lt_sizes = out_t.size(1) <= kIntMax && out_t.size(2) <= kIntMax && k <= kIntMax;
-  if (!is_lt_dtype(dtype) || k == 0 || !lt_sizes) {
+  if (!is_lt_dtype(dtype) || k == 0 || !lt_sizes || !has_lt()) {
     EMBER_CUDA_CHECK(cuda_kernels::gemm_tiled(
         dtype, gemm_mat(mat_of(out_t)), gemm_mat(mat_of(a_t)), gemm_mat(mat_of(b_t)), batch,
         out_t.size(1), out_t.size(2), k, alpha, beta, current_stream(device)));
@@ -304,6 +325,7 @@ bool CudaBackend::gemm_bias(const Tensor& out_t, const Tensor& a_t, const Tensor
   // place, and a dense bias over its columns; everything else takes gemm plus a separate add.
   const DType dtype = out_t.dtype();
   if (dtype != kFloat16 && dtype != kBFloat16 && dtype != kFloat32) return false;
+  if (!has_lt()) return false;
   if (out_t.dim() != 3 || a_t.dim() != 3 || b_t.dim() != 3 || bias_t.dim() != 1) return false;
   if (a_t.dtype() != dtype || b_t.dtype() != dtype || bias_t.dtype() != dtype) return false;
   if (out_t.size(0) != 1 || a_t.size(0) != 1 || b_t.size(0) != 1) return false;

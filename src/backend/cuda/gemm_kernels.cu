@@ -1,4 +1,5 @@
-// Tiled matmul for what cuBLASLt does not cover: integer dtypes, and k == 0 (out = beta * out).
+// Tiled matmul for what cuBLASLt does not cover: integer dtypes, k == 0 (out = beta * out), and
+// every product when cuBLASLt cannot be loaded.
 // clang-format off
 // simt.h comes first: in the emulated build it defines the CUDA qualifiers before any CUDA header.
 #include "simt/simt.h"
