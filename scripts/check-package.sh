@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Checks that another CMake project can use ember, two ways, with the consumer in tests/package/:
-# (a) ember installed into a prefix + find_package(ember CONFIG REQUIRED), (b) add_subdirectory.
+# Checks that another project can use ember, with the consumer in tests/package/: (a) ember
+# installed into a prefix + find_package(ember CONFIG REQUIRED), (b) add_subdirectory, and, from a
+# build tree with the shared library, (c) the .deb and .tar.gz that `cpack` makes: unpacked into
+# an empty root, the consumer is built against it with CMake (the CUDA toolkit hidden from
+# find_package) and with `pkg-config --cflags --libs ember`, and runs with no CUDA library
+# visible; the package's files must not name the build machine's paths.
 #
 #   scripts/check-package.sh [--build-dir DIR] [--work-dir DIR]
 #
@@ -100,4 +104,56 @@ fi
 # ---- (b) add_subdirectory ----------------------------------------------------------------------
 run_consumer subdirectory -DEMBER_SOURCE_DIR="$ROOT"
 
-log "ok: find_package and add_subdirectory both work"
+# ---- (c) the packages --------------------------------------------------------------------------
+if [[ -f "$build_dir/CPackConfig.cmake" && -e "$build_dir/libember.so" ]]; then
+  log "(package) cpack -G DEB;TGZ"
+  rm -f "$build_dir"/ember_*.deb "$build_dir"/ember-*.tar.gz
+  (cd "$build_dir" && cpack -G "DEB;TGZ") >"$work_dir/cpack.log" 2>&1 ||
+    { cat "$work_dir/cpack.log"; die "cpack"; }
+  deb=$(ls "$build_dir"/ember_*.deb)
+  tgz=$(ls "$build_dir"/ember-*.tar.gz)
+  root=$work_dir/deb-root
+  rm -rf "$root" && mkdir -p "$root"
+  dpkg-deb -x "$deb" "$root"
+  # The tarball holds the same files.
+  diff <(dpkg-deb -c "$deb" | awk '{print $6}' | grep -v '/$' | sed 's|^\./usr/||' | sort) \
+    <(tar tzf "$tgz" | grep -v '/$' | sed 's|^[^/]*/||' | sort) >"$work_dir/tgz.diff" ||
+    { cat "$work_dir/tgz.diff"; die "(package) the .deb and the .tar.gz hold different files"; }
+  # Nothing in the installed CMake and pkg-config files points at this machine's build.
+  if grep -rlF -e "$ROOT" -e "$build_dir" -e "${CUDA_HOME:-/usr/local/cuda}" \
+    "$root/usr/lib/cmake" "$root/usr/lib/pkgconfig"; then
+    die "(package) installed files name the build machine's paths"
+  fi
+  readelf -d "$root/usr/lib/libember.so" | grep -q "SONAME.*libember\.so\.[0-9]" ||
+    die "(package) libember.so has no versioned SONAME"
+  if readelf -d "$root/usr/lib/libember.so" "$root/usr/bin/ember" |
+    grep -E 'NEEDED.*(cublas|cudnn|nccl|nvidia-ml|libcudart|libcuda[.])'; then
+    die "(package) a CUDA library is linked"
+  fi
+  # What a machine without the CUDA toolkit and without CUDA libraries sees.
+  no_cuda=(env LD_LIBRARY_PATH="$root/usr/lib" CUDA_HOME=/nonexistent CUDA_PATH=/nonexistent
+    EMBER_CUBLASLT_LIBRARY=none EMBER_CUDNN_LIBRARY=none EMBER_NCCL_LIBRARY=none)
+  dir=$work_dir/consumer-deb
+  log "(package) the consumer with find_package, CUDA toolkit hidden"
+  cmake -S "$CONSUMER" -B "$dir" "${gen[@]}" "${compiler[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON -DCMAKE_PREFIX_PATH="$root/usr" \
+    -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; die "(package) configuring the consumer"; }
+  cmake --build "$dir" >"$dir.build.log" 2>&1 ||
+    { cat "$dir.build.log"; die "(package) building the consumer"; }
+  readelf -d "$dir/app" | grep -q 'NEEDED.*libember\.so' ||
+    die "(package) the consumer did not link libember.so"
+  out=$("${no_cuda[@]}" "$dir/app" 2>&1) || { echo "$out"; die "(package) the consumer failed"; }
+  log "(package) cmake consumer: $out"
+  log "(package) the consumer with pkg-config"
+  pc=$root/usr/lib/pkgconfig
+  flags=$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs ember) ||
+    die "(package) pkg-config does not know ember"
+  # shellcheck disable=SC2086  # the flags are words
+  "${cxx:-c++}" -O1 -o "$work_dir/app-pc" "$CONSUMER/main.cpp" $flags ||
+    die "(package) building the consumer with pkg-config flags: $flags"
+  out=$("${no_cuda[@]}" "$work_dir/app-pc" 2>&1) || { echo "$out"; die "(package) pkg-config consumer failed"; }
+  log "(package) pkg-config consumer: $out"
+fi
+
+log "ok: find_package, add_subdirectory and the packages all work"

@@ -49,7 +49,7 @@ command -v c++filt >/dev/null 2>&1 || die "c++filt (binutils) not found"
 
 # The nvcc command of every CUDA object, as the build runs it.
 mapfile -t objects < <(ninja -C "$build_dir" -t targets all 2>/dev/null |
-  sed -n 's|^\(CMakeFiles/ember\.dir/.*\.cu\.o\): .*|\1|p' | sort -u)
+  sed -n 's|^\(CMakeFiles/ember_cuda_objects\.dir/.*\.cu\.o\): .*|\1|p' | sort -u)
 ((${#objects[@]} > 0)) || die "$build_dir has no CUDA objects: configure it with the CUDA backend (nvcc)"
 
 work=$(mktemp -d)
@@ -63,7 +63,7 @@ i=0
 for obj in "${objects[@]}"; do
   cmd=$(ninja -C "$build_dir" -t commands -s "$obj" | tail -n 1)
   [[ $cmd == *nvcc* ]] || continue
-  src=${obj#CMakeFiles/ember.dir/}
+  src=${obj#CMakeFiles/ember_cuda_objects.dir/}
   src=${src%.o}
   cmd=$(sed -E -e 's/ --generate-code=[^ ]+//g; s/ -gencode[= ][^ ]+//g; s/ -arch[= ][^ ]+//g' \
     -e 's/ -o [^ ]+//; s/ -c / /; s/ -MD -MT [^ ]+ -MF [^ ]+//; s/ -MD//' <<<"$cmd")
