@@ -24,16 +24,24 @@ struct Batch {
   Tensor x, y;
 };
 
-std::vector<Batch> make_batches(int n) {
+std::vector<Batch> make_batches(int n, const Shape& x_shape) {
   Generator g(Device(kCPU), 99);
   std::vector<Batch> out;
-  for (int i = 0; i < n; ++i) out.push_back({randn({4, 8}, g), randint(0, 4, {4}, g)});
+  for (int i = 0; i < n; ++i) out.push_back({randn(x_shape, g), randint(0, 4, {x_shape[0]}, g)});
   return out;
 }
 
 nn::Sequential make_mlp() {
   manual_seed(1);
   nn::Sequential net(nn::Linear(8, 16), nn::ReLU(), nn::Dropout(0.25), nn::Linear(16, 4));
+  net->to(kGpu);
+  return net;
+}
+
+nn::Sequential make_cnn() {
+  manual_seed(2);
+  nn::Sequential net(nn::Conv2d(1, 3, 3), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+                     nn::Flatten(), nn::Dropout(0.2), nn::Linear(27, 4));
   net->to(kGpu);
   return net;
 }
@@ -54,8 +62,8 @@ void snapshot(Trace& t, nn::Sequential& net, optim::SGD& opt) {
 
 constexpr int kSteps = 20, kWarmup = 3;
 
-Trace train_eager(const std::vector<Batch>& data) {
-  nn::Sequential net = make_mlp();
+Trace train_eager(const std::vector<Batch>& data, nn::Sequential (*make)()) {
+  nn::Sequential net = make();
   optim::SGD opt(net->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   manual_seed(7);
   Trace t;
@@ -72,13 +80,13 @@ Trace train_eager(const std::vector<Batch>& data) {
 
 // Warm-up steps run eagerly (they create the momentum buffers); one step is captured and the rest
 // are replays reading static input tensors refilled before each replay.
-Trace train_graphed(const std::vector<Batch>& data) {
-  nn::Sequential net = make_mlp();
+Trace train_graphed(const std::vector<Batch>& data, nn::Sequential (*make)()) {
+  nn::Sequential net = make();
   optim::SGD opt(net->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   manual_seed(7);
   Trace t;
-  Tensor static_x = empty({4, 8}, TensorOptions().device(kGpu));
-  Tensor static_y = empty({4}, TensorOptions(kInt64).device(kGpu));
+  Tensor static_x = empty(data[0].x.sizes(), TensorOptions().device(kGpu));
+  Tensor static_y = empty(data[0].y.sizes(), TensorOptions(kInt64).device(kGpu));
   auto step = [&] {
     Tensor loss = F::cross_entropy(net->forward(static_x), static_y);
     loss.backward();
@@ -109,10 +117,10 @@ Trace train_graphed(const std::vector<Batch>& data) {
   return t;
 }
 
-TEST(CudaGraphs, MlpTrainingStepReplaysLikeEagerBitForBit) {
-  const auto data = make_batches(kSteps);
-  const Trace eager = train_eager(data);
-  const Trace graphed = train_graphed(data);
+void expect_replay_matches_eager(const Shape& x_shape, nn::Sequential (*make)()) {
+  const auto data = make_batches(kSteps, x_shape);
+  const Trace eager = train_eager(data, make);
+  const Trace graphed = train_graphed(data, make);
   ASSERT_EQ(eager.losses.size(), graphed.losses.size());
   for (int k = 0; k < kSteps; ++k) EXPECT_EQ(eager.losses[k], graphed.losses[k]) << "step " << k;
   EXPECT_NE(eager.losses.front(), eager.losses.back());
@@ -121,6 +129,14 @@ TEST(CudaGraphs, MlpTrainingStepReplaysLikeEagerBitForBit) {
     EXPECT_EQ(eager.params[i], graphed.params[i]) << "parameter " << i;
     EXPECT_EQ(eager.momenta[i], graphed.momenta[i]) << "momentum buffer " << i;
   }
+}
+
+TEST(CudaGraphs, MlpTrainingStepReplaysLikeEagerBitForBit) {
+  expect_replay_matches_eager({4, 8}, make_mlp);
+}
+
+TEST(CudaGraphs, CnnTrainingStepReplaysLikeEagerBitForBit) {
+  expect_replay_matches_eager({2, 1, 8, 8}, make_cnn);
 }
 
 // ---- random ops --------------------------------------------------------------------------------
