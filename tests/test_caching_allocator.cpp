@@ -247,6 +247,37 @@ TEST(CachingAllocator, OutOfMemoryWithFractionAndPrivatePool) {
   EXPECT_THROW(a.set_memory_fraction(1.5), ember::ValueError);
 }
 
+// Graphs sharing a pool: acquire_pool under a caller's id counts owners; the last release
+// returns unused segments at once, and a segment with a live block once it is freed.
+TEST(CachingAllocator, SharedPoolReleasedByItsLastOwner) {
+  FakeDevice dev(64 * MiB);
+  CachingAllocator a(0, dev);
+  const MempoolId pool = MempoolId{1} << 48;
+  a.acquire_pool(pool);
+  a.acquire_pool(pool);  // a second graph
+  a.begin_allocate_to_pool(pool, 7);
+  void* kept = a.malloc(1000, 7);
+  void* temp = a.malloc(3 * MiB, 7);
+  a.end_allocate_to_pool(pool);
+  a.free(temp);
+  EXPECT_EQ(dev.used, 2 * MiB + 20 * MiB);
+  void* eager = a.malloc(3 * MiB, 7);  // never the pool's free segment
+  EXPECT_NE(eager, temp);
+  a.free(eager);
+  a.release_pool(pool);
+  EXPECT_EQ(dev.used, 2 * MiB + 40 * MiB);  // one owner left: nothing returns
+  a.empty_cache();
+  EXPECT_EQ(dev.used, 2 * MiB + 20 * MiB);  // the eager cache went; the pool stays
+  a.release_pool(pool);
+  EXPECT_EQ(dev.used, 2 * MiB);  // the unused pool segment went at once
+  a.free(kept);
+  a.empty_cache();
+  EXPECT_EQ(dev.used, 0u);
+  EXPECT_EQ(a.memory_stats()["reserved_bytes.all.current"], 0);
+  EXPECT_THROW(a.release_pool(pool), ember::ValueError);
+  EXPECT_THROW(a.acquire_pool(0), ember::ValueError);
+}
+
 TEST(CachingAllocator, StatsAfterScript) {
   FakeDevice dev(256 * MiB);
   CachingAllocator a(0, dev);

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,6 +171,76 @@ class Event {
 // Marks tensor's memory as used by stream (Tensor.record_stream): when the tensor is freed its
 // block is reused only after the work issued to stream by then has completed.
 void record_stream(const Tensor& tensor, const Stream& stream);
+
+// ---- CUDA graphs (docs/cuda-graphs.md) ---------------------------------------------------------
+// A private memory pool of the caching allocator: what a graph's capture allocates lives there
+// until the graph is reset. 0 (the default) means "a new pool for this graph".
+using MempoolId = uint64_t;
+// A fresh pool id that several graphs may pass to capture_begin to share one pool (graphs that
+// share a pool must be replayed in the order they were captured).
+MempoolId graph_pool_handle();
+
+// Which CUDA calls the capture forbids (PyTorch's capture_error_mode): Global forbids unsafe calls
+// (synchronisation, cudaMalloc, ...) from every thread, ThreadLocal only from the capturing
+// thread, Relaxed from none. ember's own host syncs (item(), to(kCPU), synchronize) are refused
+// on the capturing thread in every mode, and in Global mode on every thread.
+enum class CaptureErrorMode { Global, ThreadLocal, Relaxed };
+
+// True when the calling thread's current stream of the current device is capturing a graph.
+bool is_current_stream_capturing();
+
+// A captured sequence of kernels and copies that replay() launches again on the current stream
+// (PyTorch's torch.cuda.CUDAGraph). Tensors the capture allocates come from the graph's private
+// pool and stay valid (their memory reserved for the graph) until reset(). Move-only.
+class CUDAGraph {
+ public:
+  CUDAGraph();
+  ~CUDAGraph();  // reset()
+  CUDAGraph(const CUDAGraph&) = delete;
+  CUDAGraph& operator=(const CUDAGraph&) = delete;
+
+  // Starts capturing the current stream (not the default stream: use cuda::graph, which captures
+  // on a side stream). pool: 0 for a new private pool, or a graph_pool_handle() / another graph's
+  // pool() to share it.
+  void capture_begin(MempoolId pool = {}, CaptureErrorMode mode = CaptureErrorMode::Global);
+  // Ends the capture and instantiates the graph. Raises (and leaves the stream out of capture,
+  // the pool released) when the capture was invalidated by an illegal call.
+  void capture_end();
+  // Launches the captured work on the current stream; random ops draw fresh numbers each time.
+  void replay();
+  // Frees the graph and gives its private pool back (reserved memory returns on empty_cache()).
+  void reset();
+  // The graph's private pool (0 before capture_begin).
+  MempoolId pool() const;
+  // Whether capture_end() has produced a graph that replay() can launch.
+  bool has_graph() const;
+
+  struct State;  // internal
+
+ private:
+  friend class graph;
+  void abort_capture() noexcept;
+  std::unique_ptr<State> state_;
+};
+
+// RAII capture (PyTorch's torch.cuda.graph): synchronizes the device, makes a side stream (or
+// `stream`) current and begins capturing into g; the destructor ends the capture and restores the
+// stream. When the scope exits by an exception the capture is abandoned: the stream leaves
+// capture mode, the pool is released and g stays empty.
+//   cuda::CUDAGraph g;  { cuda::graph capture(g); loss = step(static_x, static_y); }  g.replay();
+class graph {
+ public:
+  explicit graph(CUDAGraph& g, MempoolId pool = {}, const Stream* stream = nullptr,
+                 CaptureErrorMode mode = CaptureErrorMode::Global);
+  ~graph() noexcept(false);
+  graph(const graph&) = delete;
+  graph& operator=(const graph&) = delete;
+
+ private:
+  CUDAGraph& graph_;
+  std::optional<StreamGuard> guard_;
+  int exceptions_;
+};
 
 // ---- CUDA libraries, opened at run time (never linked) -----------------------------------------
 // Versions as each library reports them (cuBLAS 130100 = 13.1.0, cuDNN 91300 = 9.13.0, NCCL 22703

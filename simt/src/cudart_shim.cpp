@@ -832,6 +832,13 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
   if (s == nullptr) return fail(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync: invalid stream");
   if (count == 0) return cudaSuccess;
   if (auto e = simt::detail::check_copy("cudaMemcpyAsync", dst, count, src, count, kind)) return e;
+  std::size_t off = 0;  // a captured copy's host side must be page-locked (replay reads it)
+  if (s->capture && !s->capture->invalidated &&
+      (!simt::detail::find_allocation(dst, &off) || !simt::detail::find_allocation(src, &off))) {
+    s->capture->invalidated = true;
+    return fail(cudaErrorStreamCaptureUnsupported,
+                "cudaMemcpyAsync: pageable host memory in a capture");
+  }
   return simt::detail::submit(
       s,
       [=] {

@@ -465,6 +465,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
   }
   simt::detail::flush(s);
   auto capture = std::make_shared<simt::detail::Capture>();
+  capture->id = shim().next_capture_id++;
   capture->mode = mode;
   capture->thread = std::this_thread::get_id();
   capture->origin = s;
@@ -527,6 +528,29 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* 
   return cudaSuccess;
 }
 
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                     unsigned long long* id, cudaGraph_t* graph,
+                                     const cudaGraphNode_t** dependencies,
+                                     const cudaGraphEdgeData** edge_data,
+                                     size_t* num_dependencies) {
+  Lock lock(shim().mutex);
+  CUstream_st* s = resolve(stream);
+  if (s == nullptr) return simt::detail::bad_stream("cudaStreamGetCaptureInfo");
+  if (status == nullptr) return record(cudaErrorInvalidValue);
+  const auto& capture = s->capture;
+  *status = !capture               ? cudaStreamCaptureStatusNone
+            : capture->invalidated ? cudaStreamCaptureStatusInvalidated
+                                   : cudaStreamCaptureStatusActive;
+  if (!capture) return cudaSuccess;  // the other outputs are undefined, as in CUDA
+  if (id != nullptr) *id = capture->id;
+  // The graph under construction is internal to the capture here; it cannot be edited.
+  if (graph != nullptr) *graph = nullptr;
+  if (dependencies != nullptr) *dependencies = nullptr;
+  if (edge_data != nullptr) *edge_data = nullptr;
+  if (num_dependencies != nullptr) *num_dependencies = 0;
+  return cudaSuccess;
+}
+
 cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
   if (mode == nullptr) return record(cudaErrorInvalidValue);
   std::swap(*mode, simt::detail::t_capture_mode);
@@ -557,10 +581,17 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
   Lock lock(shim().mutex);
   if (auto e = sticky_error()) return e;
   if (exec == nullptr || !shim().execs.count(exec)) {
-    return fail(cudaErrorInvalidValue, "cudaGraphLaunch: invalid graph instance");
+    return fail(cudaErrorInvalidValue,
+                "cudaGraphLaunch: invalid graph instance (destroyed, or never instantiated)");
   }
   CUstream_st* s = resolve(stream);
   if (s == nullptr) return simt::detail::bad_stream("cudaGraphLaunch");
+  if (s->capture) {
+    // Launching into a capture would embed the graph as a child node: not emulated.
+    s->capture->invalidated = true;
+    return fail(cudaErrorStreamCaptureUnsupported,
+                "cudaGraphLaunch into a capturing stream is not emulated");
+  }
   // The nodes are copied so that the instance may be destroyed while the launch is pending.
   return simt::detail::submit(
       s,
@@ -575,14 +606,18 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   Lock lock(shim().mutex);
-  if (exec == nullptr || !shim().execs.erase(exec)) return record(cudaErrorInvalidValue);
+  if (exec == nullptr || !shim().execs.erase(exec)) {
+    return fail(cudaErrorInvalidValue, "cudaGraphExecDestroy: invalid or destroyed graph instance");
+  }
   delete exec;
   return cudaSuccess;
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   Lock lock(shim().mutex);
-  if (graph == nullptr || !shim().graphs.erase(graph)) return record(cudaErrorInvalidValue);
+  if (graph == nullptr || !shim().graphs.erase(graph)) {
+    return fail(cudaErrorInvalidValue, "cudaGraphDestroy: invalid or destroyed graph");
+  }
   delete graph;
   return cudaSuccess;
 }

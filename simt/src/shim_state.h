@@ -62,6 +62,7 @@ struct CUgraphExec_st {
 namespace simt::detail {
 
 struct Capture {
+  unsigned long long id = 0;  // unique per process, as cudaStreamGetCaptureInfo reports it
   cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
   std::thread::id thread;
   CUstream_st* origin = nullptr;
@@ -94,6 +95,7 @@ struct Shim {
   std::unordered_set<CUgraph_st*> graphs;
   std::unordered_set<CUgraphExec_st*> execs;
   std::vector<std::shared_ptr<Capture>> captures;  // active ones
+  unsigned long long next_capture_id = 1;
   std::unordered_map<const void*, int> max_dynamic_smem;
   bool defer = false;
   std::string last_message;

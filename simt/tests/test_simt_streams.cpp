@@ -205,18 +205,21 @@ TEST_F(Graphs, CaptureRecordsAndReplayRepeats) {
   cudaStream_t s;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   const int n = 100;
-  std::vector<float> input = ramp(n), output(n, -1.0f);
+  // A graph's copies read and write page-locked host memory at each replay.
+  float *input = nullptr, *output = nullptr;
+  ASSERT_CUDA(cudaMallocHost(reinterpret_cast<void**>(&input), n * sizeof(float)));
+  ASSERT_CUDA(cudaMallocHost(reinterpret_cast<void**>(&output), n * sizeof(float)));
+  for (int i = 0; i < n; ++i) output[i] = -1.0f;
   DeviceBuffer<float> a(n), c(n);
   ASSERT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   cudaStreamCaptureStatus status;
   ASSERT_CUDA(cudaStreamIsCapturing(s, &status));
   EXPECT_EQ(status, cudaStreamCaptureStatusActive);
-  ASSERT_CUDA(cudaMemcpyAsync(a.get(), input.data(), n * sizeof(float), cudaMemcpyHostToDevice, s));
+  ASSERT_CUDA(cudaMemcpyAsync(a.get(), input, n * sizeof(float), cudaMemcpyHostToDevice, s));
   launch_add(a.get(), a.get(), c.get(), n, 1, 128, s);
   ASSERT_CUDA(cudaGetLastError());
   launch_add(c.get(), a.get(), c.get(), n, 1, 128, s);  // c = 3 * input
-  ASSERT_CUDA(
-      cudaMemcpyAsync(output.data(), c.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s));
+  ASSERT_CUDA(cudaMemcpyAsync(output, c.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s));
   cudaGraph_t graph;
   ASSERT_CUDA(cudaStreamEndCapture(s, &graph));
   EXPECT_EQ(output[0], -1.0f);  // capture runs nothing
@@ -235,7 +238,86 @@ TEST_F(Graphs, CaptureRecordsAndReplayRepeats) {
   ASSERT_CUDA(cudaGraphDestroy(graph));
   ASSERT_CUDA(cudaStreamIsCapturing(s, &status));
   EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  ASSERT_CUDA(cudaFreeHost(input));
+  ASSERT_CUDA(cudaFreeHost(output));
   ASSERT_CUDA(cudaStreamDestroy(s));
+}
+
+TEST_F(Graphs, CaptureInfoNamesEachCapture) {
+  cudaStream_t s, t;
+  ASSERT_CUDA(cudaStreamCreate(&s));
+  ASSERT_CUDA(cudaStreamCreate(&t));
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+  ASSERT_CUDA(cudaStreamGetCaptureInfo(s, &status));
+  EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  ASSERT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  ASSERT_CUDA(cudaStreamBeginCapture(t, cudaStreamCaptureModeThreadLocal));
+  unsigned long long id_s = 0, id_t = 0;
+  ASSERT_CUDA(cudaStreamGetCaptureInfo(s, &status, &id_s));
+  EXPECT_EQ(status, cudaStreamCaptureStatusActive);
+  ASSERT_CUDA(cudaStreamGetCaptureInfo(t, &status, &id_t));
+  EXPECT_NE(id_s, 0u);
+  EXPECT_NE(id_s, id_t);
+  // A second capture on a capturing stream is refused; the first one goes on.
+  EXPECT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaErrorIllegalState);
+  ASSERT_CUDA(cudaStreamGetCaptureInfo(s, &status));
+  EXPECT_EQ(status, cudaStreamCaptureStatusActive);
+  cudaGraph_t gs, gt;
+  ASSERT_CUDA(cudaStreamEndCapture(s, &gs));
+  ASSERT_CUDA(cudaStreamEndCapture(t, &gt));
+  for (cudaGraph_t g : {gs, gt}) ASSERT_CUDA(cudaGraphDestroy(g));
+  EXPECT_EQ(cudaGraphDestroy(gs), cudaErrorInvalidValue);  // destroyed twice
+  for (cudaStream_t x : {s, t}) ASSERT_CUDA(cudaStreamDestroy(x));
+  cudaGetLastError();
+}
+
+// Buggy captures: each is refused with CUDA's error code, and the stream leaves capture cleanly.
+TEST_F(Graphs, PageableCopyInvalidatesTheCapture) {
+  cudaStream_t s;
+  ASSERT_CUDA(cudaStreamCreate(&s));
+  DeviceBuffer<float> a(16);
+  std::vector<float> pageable(16, 1.0f);
+  ASSERT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  EXPECT_EQ(cudaMemcpyAsync(a.get(), pageable.data(), 64, cudaMemcpyHostToDevice, s),
+            cudaErrorStreamCaptureUnsupported);
+  EXPECT_NE(std::string(simt::last_error_message()).find("pageable"), std::string::npos);
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(cudaStreamEndCapture(s, &graph), cudaErrorStreamCaptureInvalidated);
+  EXPECT_EQ(graph, nullptr);
+  cudaStreamCaptureStatus status;
+  ASSERT_CUDA(cudaStreamIsCapturing(s, &status));
+  EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  // Outside a capture the same copy is fine.
+  ASSERT_CUDA(cudaMemcpyAsync(a.get(), pageable.data(), 64, cudaMemcpyHostToDevice, s));
+  ASSERT_CUDA(cudaStreamDestroy(s));
+  cudaGetLastError();
+}
+
+TEST_F(Graphs, LaunchErrorsNameTheProblem) {
+  cudaStream_t s;
+  ASSERT_CUDA(cudaStreamCreate(&s));
+  DeviceBuffer<float> a(32);
+  ASSERT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  launch_add(a.get(), a.get(), a.get(), 32, 1, 32, s);
+  cudaGraph_t graph;
+  ASSERT_CUDA(cudaStreamEndCapture(s, &graph));
+  cudaGraphExec_t exec;
+  EXPECT_EQ(cudaGraphInstantiate(&exec, nullptr, 0), cudaErrorInvalidValue);
+  ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  // Launching a graph into a capture (a child graph) is not emulated: refused, not ignored.
+  cudaStream_t t;
+  ASSERT_CUDA(cudaStreamCreate(&t));
+  ASSERT_CUDA(cudaStreamBeginCapture(t, cudaStreamCaptureModeThreadLocal));
+  EXPECT_EQ(cudaGraphLaunch(exec, t), cudaErrorStreamCaptureUnsupported);
+  cudaGraph_t nested;
+  EXPECT_EQ(cudaStreamEndCapture(t, &nested), cudaErrorStreamCaptureInvalidated);
+  ASSERT_CUDA(cudaGraphExecDestroy(exec));
+  EXPECT_EQ(cudaGraphLaunch(exec, s), cudaErrorInvalidValue);  // destroyed instance
+  EXPECT_NE(std::string(simt::last_error_message()).find("destroyed"), std::string::npos);
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaErrorInvalidValue);
+  ASSERT_CUDA(cudaGraphDestroy(graph));
+  for (cudaStream_t x : {s, t}) ASSERT_CUDA(cudaStreamDestroy(x));
+  cudaGetLastError();
 }
 
 TEST_F(Graphs, ReplayUnderDeferredStreams) {

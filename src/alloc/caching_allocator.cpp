@@ -636,8 +636,28 @@ void CachingAllocator::release_pool(MempoolId pool) {
   if (it == private_pools_.end() || it->second->use_count == 0) {
     throw ValueError("[cuda] release_pool: no live private pool " + std::to_string(pool));
   }
-  // Its cached segments go back to the device at the next empty_cache (or OOM retry).
   it->second->use_count -= 1;
+  if (it->second->use_count > 0) return;
+  const bool in_use = std::any_of(alloc_to_pools_.begin(), alloc_to_pools_.end(),
+                                  [&](const auto& e) { return e.first == pool; });
+  if (in_use) return;
+  // Its unused segments go back now; those with live tensors at the next empty_cache.
+  PrivatePool& p = *it->second;
+  process_events_locked();
+  release_blocks(p.large);
+  release_blocks(p.small);
+  if (p.large.num_segments == 0 && p.small.num_segments == 0) private_pools_.erase(it);
+}
+
+void CachingAllocator::acquire_pool(MempoolId pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pool == 0) throw ValueError("[cuda] acquire_pool: 0 names no private pool");
+  auto it = private_pools_.find(pool);
+  if (it == private_pools_.end()) {
+    private_pools_.emplace(pool, std::make_unique<PrivatePool>(pool));
+  } else {
+    it->second->use_count += 1;  // a dead pool (count 0) whose segments wait comes back to life
+  }
 }
 
 void CachingAllocator::begin_allocate_to_pool(MempoolId pool, StreamId stream) {

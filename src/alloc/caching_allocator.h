@@ -155,6 +155,11 @@ class CachingAllocator {
   MempoolId create_pool();
   // Another owner (a graph sharing the pool); release_pool() once per create/retain.
   void retain_pool(MempoolId pool);
+  // Creates the private pool with a caller-chosen id (ids from graph_pool_handle(), never 0 and
+  // never one create_pool() handed out), or adds an owner when it lives.
+  void acquire_pool(MempoolId pool);
+  // Drops an owner; the last one's release returns the pool's unused segments to the device at
+  // once (segments still holding live tensors go when those are freed and empty_cache() runs).
   void release_pool(MempoolId pool);
   // While active, allocations on `stream` are served from `pool`.
   void begin_allocate_to_pool(MempoolId pool, StreamId stream);

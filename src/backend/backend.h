@@ -54,6 +54,9 @@ class Backend {
   // copy() between the host and a device (or two devices). With non_blocking a device backend
   // may return before the transfer has completed when the host side is pinned memory.
   virtual void transfer(const Tensor& dst, const Tensor& src, bool non_blocking) { copy(dst, src); }
+  // Raises "[op] cannot run while ... is capturing a graph: <what>" when a host sync now would
+  // break a CUDA graph capture (a device backend; the CPU has nothing to capture).
+  virtual void check_host_sync(const char* op, const std::string& what) {}
   virtual void fill(const Tensor& dst, Scalar value) { missing("fill_"); }
   // in has the compute dtype; out has it too, or bool for predicates.
   virtual void unary(UnaryOp op, const Tensor& out, const Tensor& in, const ElementwiseParams& p) {

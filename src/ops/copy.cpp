@@ -7,9 +7,30 @@ namespace ember {
 
 namespace {
 
+// A transfer the host must wait for (to or from pageable memory) cannot be captured in a CUDA
+// graph: the device's backend raises, naming op, while a capture is in progress.
+void check_transfer_capturable(const char* op, const Tensor& dst, const Tensor& src,
+                               bool non_blocking) {
+  if (dst.is_cpu() == src.is_cpu()) return;
+  const Tensor& host = dst.is_cpu() ? dst : src;
+  const bool async = non_blocking && dst.dtype() == src.dtype() && host.is_contiguous() &&
+                     (dst.is_cpu() || src.is_contiguous()) && host.is_pinned();
+  if (async) return;
+  const std::string what =
+      dst.is_cpu()
+          ? "it copies to pageable host memory and waits for the device; keep results on the "
+            "device during capture (e.g. accumulate the loss into a device tensor) and read them "
+            "after replay(), or copy into a pinned tensor with non_blocking=true"
+          : "it copies from pageable host memory, which the host must wait for; fill the "
+            "graph's static input tensors with copy_ before replay(), or copy from a pinned "
+            "tensor with non_blocking=true";
+  backend(dst.is_cpu() ? src.device() : dst.device()).check_host_sync(op, what);
+}
+
 // The write of copy_: every in-place op ends in this or another backend write, each of which
 // bumps the storage's version once.
-void copy_raw(Tensor& self, const Tensor& src, bool non_blocking) {
+void copy_raw(Tensor& self, const Tensor& src, bool non_blocking, const char* op = "copy_") {
+  check_transfer_capturable(op, self, src, non_blocking);
   if (self.numel() == 0) return;
   Tensor s = src.expand(self.sizes());
   if (self.storage()) self.storage()->bump_version();
@@ -46,7 +67,7 @@ Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) cons
   // really be asynchronous.
   const bool pin_out = non_blocking && is_cuda() && device.is_cpu();
   Tensor out = make_empty(sizes(), dtype, device, pin_out, "to");
-  copy_raw(out, *this, non_blocking);
+  copy_raw(out, *this, non_blocking, "to");
   if (autograd::needs_grad({this})) {
     // Back to where the input lives: a graph may span devices and dtypes.
     Device src_dev = this->device();
@@ -124,9 +145,19 @@ Tensor& Tensor::fill_(Scalar value) {
 
 Tensor& Tensor::zero_() { return fill_(0); }
 
+namespace {
+// The tensor's elements as T on the host; op names the caller in a capture error.
+Tensor host_copy(const Tensor& t, DType dtype, const char* op) {
+  if (t.is_cpu()) return t.to(dtype).contiguous();
+  Tensor out = make_empty(t.sizes(), dtype, Device(kCPU), false, op);
+  copy_raw(out, t, false, op);
+  return out;
+}
+}  // namespace
+
 template <class T>
 std::vector<T> Tensor::to_vector() const {
-  Tensor host = to(Device(kCPU), dtype_of_v<T>).contiguous();
+  Tensor host = host_copy(*this, dtype_of_v<T>, "to_vector");
   const T* p = host.data_ptr<T>();
   return std::vector<T>(p, p + host.numel());
 }
@@ -137,7 +168,7 @@ T Tensor::item() const {
     throw ValueError("[item] a tensor with " + std::to_string(numel()) +
                      " elements cannot be converted to a scalar");
   }
-  return to_vector<T>()[0];
+  return host_copy(*this, dtype_of_v<T>, "item").template data_ptr<T>()[0];
 }
 
 Scalar Tensor::item() const {

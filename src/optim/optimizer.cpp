@@ -12,6 +12,7 @@
 
 #include "core/tensor_util.h"
 #include "ember/autograd.h"
+#include "ember/cuda.h"
 #include "ember/ops.h"
 #include "optim/fused.h"
 
@@ -158,6 +159,13 @@ std::vector<Tensor> Optimizer::params_with_grad(const OptimizerParamGroup& group
 }
 
 double Optimizer::increment_step(ParamState& st) {
+  // The count is a host number: a captured step would replay the first step's count forever.
+  if (cuda::is_current_stream_capturing()) {
+    throw Error("[" + name() +
+                ".step] cannot be captured in a CUDA graph yet: its step count lives on the host, "
+                "so every replay would repeat the captured step's bias correction; capture SGD, "
+                "or run this optimizer's step() outside the graph after replay()");
+  }
   Tensor* s = st.find("step");
   if (!s) s = &st.insert("step", detail::step_tensor(0.0));
   float* v = s->data_ptr<float>();

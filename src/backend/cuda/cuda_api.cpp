@@ -5,6 +5,7 @@
 #include "alloc/caching_allocator.h"
 #include "alloc/host_allocator.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_graph.h"
 #include "dynload/nvml.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
@@ -95,6 +96,9 @@ void set_device(int device) {
 }
 
 void synchronize(int device) {
+  cuda_detail::check_not_capturing("synchronize",
+                                   "it waits for the device, which a capture forbids; synchronize "
+                                   "after capture_end() or after replay() instead");
   if (device == -1) device = current_device();
   DeviceGuard guard(device);
   EMBER_CUDA_CHECK(cudaDeviceSynchronize());

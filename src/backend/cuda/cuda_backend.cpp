@@ -12,6 +12,7 @@
 #include "alloc/caching_allocator.h"
 #include "alloc/host_allocator.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_graph.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/elementwise.h"
@@ -99,10 +100,20 @@ CudaEvents& cuda_events() {
 // The device side of the caching allocator: cudaMalloc / cudaFree / cudaMemGetInfo.
 class CudaRawAllocator final : public alloc::RawAllocator {
  public:
-  void* malloc(size_t size, int device, alloc::StreamId) override {
+  void* malloc(size_t size, int device, alloc::StreamId stream) override {
     cuda::DeviceGuard guard(device);
     void* p = nullptr;
-    if (cudaMalloc(&p, size) != cudaSuccess) {
+    // A graph's pool grows during its capture: cudaMalloc does not touch the stream, so it is
+    // made in relaxed mode, which a global-mode capture would otherwise refuse (as PyTorch does).
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    const bool capturing = stream != 0 &&
+                           cudaStreamIsCapturing(stream_of(stream), &status) == cudaSuccess &&
+                           status == cudaStreamCaptureStatusActive;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    if (capturing) cudaThreadExchangeStreamCaptureMode(&mode);
+    const cudaError_t err = cudaMalloc(&p, size);
+    if (capturing) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err != cudaSuccess) {
       cudaGetLastError();  // clear the error: the allocator frees its cache and retries
       return nullptr;
     }
@@ -302,6 +313,10 @@ void CudaBackend::transfer(const Tensor& dst, const Tensor& src, bool non_blocki
                                        cudaMemcpyHostToDevice, stream));
       pinned_allocator().cache().record_stream(src.storage()->data(), index, stream_id(stream));
     } else {
+      cuda_detail::check_not_capturing(
+          "copy_",
+          "a copy from pageable host memory waits for the host; fill the graph's static input "
+          "tensors before replay(), or copy from a pinned tensor with non_blocking=true");
       // Convert and pack on the host, then one transfer the host waits for.
       Tensor h = src;
       if (h.dtype() != dst.dtype() || !h.is_contiguous()) h = src.to(dst.dtype(), false, true);
@@ -325,11 +340,19 @@ void CudaBackend::transfer(const Tensor& dst, const Tensor& src, bool non_blocki
     pinned_allocator().cache().record_stream(dst.storage()->data(), index, stream_id(stream));
     return;
   }
+  cuda_detail::check_not_capturing(
+      "copy_",
+      "a copy to pageable host memory waits for the device; keep results on the device during "
+      "capture and read them after replay(), or copy into a pinned tensor with non_blocking=true");
   Tensor h = direct ? dst : empty_on(src, src.dtype(), Device(kCPU));
   EMBER_CUDA_CHECK(
       cudaMemcpyAsync(h.data_ptr(), s.data_ptr(), s.nbytes(), cudaMemcpyDeviceToHost, stream));
   EMBER_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (!direct) backend(kCPU).copy(dst, h);
+}
+
+void CudaBackend::check_host_sync(const char* op, const std::string& what) {
+  cuda_detail::check_not_capturing(op, what);
 }
 
 void CudaBackend::fill(const Tensor& dst, Scalar value) {

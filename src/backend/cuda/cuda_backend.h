@@ -14,6 +14,7 @@ class CudaBackend final : public Backend {
 
   void copy(const Tensor& dst, const Tensor& src) override;
   void transfer(const Tensor& dst, const Tensor& src, bool non_blocking) override;
+  void check_host_sync(const char* op, const std::string& what) override;
   void fill(const Tensor& dst, Scalar value) override;
 
   void unary(UnaryOp op, const Tensor& out, const Tensor& in, const ElementwiseParams& p) override;

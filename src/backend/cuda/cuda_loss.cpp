@@ -49,6 +49,10 @@ void CudaBackend::cross_entropy(const Tensor& loss, const Tensor& row_weight, co
       input.dtype(), ce_args(input, target, weight, weight_sum, p), loss.data_ptr(),
       row_weight.data_ptr(), lse.data_ptr(),
       static_cast<cuda_kernels::LossFault*>(fault.data_ptr()), stream));
+  // Inside a graph capture the host cannot wait: targets are checked only in eager calls.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (stream != nullptr) EMBER_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone) return;
   cuda_kernels::LossFault f{};
   EMBER_CUDA_CHECK(cudaMemcpyAsync(&f, fault.data_ptr(), sizeof f, cudaMemcpyDeviceToHost, stream));
   EMBER_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -1,6 +1,7 @@
 // ember::cuda memory statistics: the per-device caching allocators seen through PyTorch's API.
 #include "alloc/caching_allocator.h"
 #include "alloc/host_allocator.h"
+#include "backend/cuda/cuda_graph.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 #include "ember/tensor.h"
@@ -27,6 +28,12 @@ size_t max_memory_reserved(int device) { return stat(device, "reserved_bytes.all
 void reset_peak_memory_stats(int device) { alloc::caching_allocator(device).reset_peak_stats(); }
 
 void empty_cache() {
+  if (device_count() > 0) {
+    cuda_detail::check_not_capturing(
+        "empty_cache",
+        "it waits for the device and frees device memory, which a capture forbids; call it "
+        "before capturing or after capture_end()");
+  }
   for (int d = 0; d < device_count(); ++d) alloc::caching_allocator(d).empty_cache();
   alloc::host_allocator().empty_cache();
 }

@@ -1,6 +1,7 @@
 // CUDA normalisation and dropout: device selection and launch; kernels in norm_kernels.cu.
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_graph.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/norm_kernels.h"
@@ -56,10 +57,13 @@ void CudaBackend::norm_backward(const Tensor& grad_in, const Tensor& grad_weight
 void CudaBackend::dropout(const Tensor& out, const Tensor& mask, const Tensor& in, double p,
                           uint64_t seed, uint64_t offset) {
   if (out.numel() == 0) return;
-  cuda::DeviceGuard guard(device_index(in.device()));
+  const int device = device_index(in.device());
+  cuda::DeviceGuard guard(device);
+  cudaStream_t stream = current_stream();
+  const uint64_t* state = cuda_detail::capture_philox("dropout", device, stream, seed, offset);
   EMBER_CUDA_CHECK(cuda_kernels::dropout(in.dtype(), out.data_ptr(),
                                          static_cast<bool*>(mask.data_ptr()), in.data_ptr(),
-                                         in.numel(), p, seed, offset, current_stream()));
+                                         in.numel(), p, seed, offset, stream, state));
 }
 
 }  // namespace ember

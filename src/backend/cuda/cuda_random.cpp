@@ -3,6 +3,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_graph.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
 #include "backend/cuda/random_kernels.h"
@@ -21,11 +22,14 @@ void CudaBackend::random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t
   if (op == RandomOp::Uniform) visit_float_dtype(out.dtype(), "uniform_", [](auto) {});
   if (op == RandomOp::Normal) visit_float_dtype(out.dtype(), "normal_", [](auto) {});
   if (op == RandomOp::Bits64 && out.dtype() != kInt64) missing("random bits");
-  cuda::DeviceGuard guard(device_index(out.device()));
+  const int device = device_index(out.device());
+  cuda::DeviceGuard guard(device);
+  cudaStream_t stream = current_stream();
+  const uint64_t* state = cuda_detail::capture_philox("random", device, stream, seed, offset);
   const Tensor* ops[1] = {&out};
   EMBER_CUDA_CHECK(cuda_kernels::random_fill(op, out.dtype(), out.data_ptr(), out.numel(),
                                              strided_of(ops, "random"), out.is_contiguous(), seed,
-                                             offset, p, current_stream()));
+                                             offset, p, stream, state));
 }
 
 void CudaBackend::bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, uint64_t offset) {
@@ -33,15 +37,18 @@ void CudaBackend::bernoulli(const Tensor& out, const Tensor& p, uint64_t seed, u
   visit_float_dtype(p.dtype(), "bernoulli", [](auto) {});
   const int device = device_index(out.device());
   cuda::DeviceGuard guard(device);
-  // A p outside [0, 1] raises a flag; the kernels never stop midway, the host reports after.
+  cudaStream_t stream = current_stream();
+  const uint64_t* state = cuda_detail::capture_philox("bernoulli", device, stream, seed, offset);
+  // A p outside [0, 1] raises a flag; the kernels never stop midway, the host reports after
+  // (not inside a graph capture, where the host cannot wait: there p is not checked).
   Tensor bad = make_empty({1}, kInt32, Device(kCUDA, device));
   fill(bad, 0);
   const Tensor* ops[2] = {&out, &p};
   EMBER_CUDA_CHECK(
       cuda_kernels::bernoulli_tensor(out.dtype(), p.dtype(), out.data_ptr(), p.data_ptr(),
                                      out.numel(), strided_of(ops, "bernoulli"), seed, offset,
-                                     static_cast<int*>(bad.data_ptr()), current_stream()));
-  if (bad.item<int32_t>() != 0) {
+                                     static_cast<int*>(bad.data_ptr()), stream, state));
+  if (state == nullptr && bad.item<int32_t>() != 0) {
     std::ostringstream os;
     os << "[bernoulli] expects all elements of p to be in [0, 1], but got p=";
     visit_float_dtype(p.dtype(), "bernoulli", [&](auto tag) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_graph.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
@@ -70,11 +71,19 @@ int Stream::priority() const {
 }
 
 bool Stream::query() const {
+  cuda_detail::check_not_capturing(
+      "Stream.query",
+      "it waits for work on the device, which a capture forbids; synchronize after capture_end() "
+      "or after replay() instead");
   DeviceGuard guard(device_);
   return ready(cudaStreamQuery(native(*this)), "cudaStreamQuery");
 }
 
 void Stream::synchronize() const {
+  cuda_detail::check_not_capturing(
+      "Stream.synchronize",
+      "it waits for work on the device, which a capture forbids; synchronize after capture_end() "
+      "or after replay() instead");
   DeviceGuard guard(device_);
   EMBER_CUDA_CHECK(cudaStreamSynchronize(native(*this)));
 }
@@ -200,12 +209,20 @@ void Event::wait(const Stream& stream) const {
 
 bool Event::query() const {
   if (handle_ == nullptr) return true;
+  cuda_detail::check_not_capturing(
+      "Event.query",
+      "it waits for work on the device, which a capture forbids; synchronize after capture_end() "
+      "or after replay() instead");
   DeviceGuard guard(device_);
   return ready(cudaEventQuery(native(handle_)), "cudaEventQuery");
 }
 
 void Event::synchronize() const {
   if (handle_ == nullptr) return;
+  cuda_detail::check_not_capturing(
+      "Event.synchronize",
+      "it waits for work on the device, which a capture forbids; synchronize after capture_end() "
+      "or after replay() instead");
   DeviceGuard guard(device_);
   EMBER_CUDA_CHECK(cudaEventSynchronize(native(handle_)));
 }

@@ -101,6 +101,23 @@ void Event::synchronize() const {}
 float Event::elapsed_time(const Event&) const { no_cuda("Event.elapsed_time"); }
 
 void record_stream(const Tensor&, const Stream&) { no_cuda("record_stream"); }
+
+struct CUDAGraph::State {};
+MempoolId graph_pool_handle() { no_cuda("graph_pool_handle"); }
+bool is_current_stream_capturing() { return false; }
+CUDAGraph::CUDAGraph() : state_(std::make_unique<State>()) {}
+CUDAGraph::~CUDAGraph() = default;
+void CUDAGraph::capture_begin(MempoolId, CaptureErrorMode) { no_cuda("CUDAGraph.capture_begin"); }
+void CUDAGraph::capture_end() { no_cuda("CUDAGraph.capture_end"); }
+void CUDAGraph::replay() { no_cuda("CUDAGraph.replay"); }
+void CUDAGraph::reset() {}
+MempoolId CUDAGraph::pool() const { return 0; }
+bool CUDAGraph::has_graph() const { return false; }
+void CUDAGraph::abort_capture() noexcept {}
+graph::graph(CUDAGraph& g, MempoolId, const Stream*, CaptureErrorMode) : graph_(g), exceptions_(0) {
+  no_cuda("graph");
+}
+graph::~graph() noexcept(false) = default;
 int runtime_version() { return 0; }
 int driver_version() { return 0; }
 

@@ -52,4 +52,13 @@ inline unsigned grid_for(int64_t n, int block = kBlock, int per_thread = 1,
   return static_cast<unsigned>(blocks < max_blocks ? blocks : max_blocks);
 }
 
+// Captured random kernels take (seed, offset) from a device buffer {seed, base offset} that each
+// graph replay rewrites: seed = state[0], offset = state[1] + the offset within the graph.
+EMBER_HD inline void philox_resolve(const uint64_t* state, uint64_t& seed, uint64_t& offset) {
+  if (state != nullptr) {
+    seed = state[0];
+    offset += state[1];
+  }
+}
+
 }  // namespace ember::cuda_kernels

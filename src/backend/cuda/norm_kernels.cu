@@ -310,7 +310,8 @@ __global__ void channel_backward_kernel(T* dx, const T* dy, const T* x, const nr
 // A thread owns whole Philox blocks, laid out as bernoulli's.
 template <class T>
 __global__ void dropout_kernel(T* y, bool* mask, const T* x, int64_t n, double keep, uint64_t seed,
-                               uint64_t offset) {
+                               uint64_t offset, const uint64_t* state) {
+  cuda_kernels::philox_resolve(state, seed, offset);
   using C = compute_t<T>;
   constexpr int per = nrm::dropout_per_block<T>();
   const C scale = static_cast<C>(1.0 / keep);
@@ -436,13 +437,15 @@ cudaError_t norm_backward(DType dtype, void* dx, void* dw, void* db, void* sums,
 }
 
 cudaError_t dropout(DType dtype, void* y, bool* mask, const void* x, int64_t n, double p,
-                    uint64_t seed, uint64_t offset, cudaStream_t stream) {
+                    uint64_t seed, uint64_t offset, cudaStream_t stream,
+                    const uint64_t* philox_state) {
   if (n <= 0) return cudaSuccess;
   return visit_float_dtype(dtype, "dropout", [&](auto tag) {
     using T = typename decltype(tag)::type;
     constexpr int per = nrm::dropout_per_block<T>();
     simt::launch(dropout_kernel<T>, grid_for((n + per - 1) / per), dim3(kBlock), 0, stream,
-                 static_cast<T*>(y), mask, static_cast<const T*>(x), n, 1.0 - p, seed, offset);
+                 static_cast<T*>(y), mask, static_cast<const T*>(x), n, 1.0 - p, seed, offset,
+                 philox_state);
     return cudaGetLastError();
   });
 }

@@ -27,6 +27,7 @@ cudaError_t norm_backward(DType dtype, void* dx, void* dw, void* db, void* sums,
 
 // y = keep ? x / (1 - p) : 0, mask = keep, over n contiguous elements.
 cudaError_t dropout(DType dtype, void* y, bool* mask, const void* x, int64_t n, double p,
-                    uint64_t seed, uint64_t offset, cudaStream_t stream);
+                    uint64_t seed, uint64_t offset, cudaStream_t stream,
+                    const uint64_t* philox_state = nullptr);
 
 }  // namespace ember::cuda_kernels

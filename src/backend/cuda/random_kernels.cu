@@ -19,7 +19,8 @@ namespace {
 
 template <RandomOp Op, class T>
 __global__ void random_kernel(T* out, int64_t n, Strided<1> l, bool contiguous, uint64_t seed,
-                              uint64_t offset, RandomParams p) {
+                              uint64_t offset, RandomParams p, const uint64_t* state) {
+  philox_resolve(state, seed, offset);
   constexpr int per = rnd::per_block<Op, T>();
   const int64_t nblocks = (n + per - 1) / per;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -43,7 +44,8 @@ __global__ void random_kernel(T* out, int64_t n, Strided<1> l, bool contiguous, 
 
 template <class T, class P>
 __global__ void bernoulli_kernel(T* out, const P* prob, int64_t n, Strided<2> l, uint64_t seed,
-                                 uint64_t offset, int* bad) {
+                                 uint64_t offset, int* bad, const uint64_t* state) {
+  philox_resolve(state, seed, offset);
   constexpr int per = rnd::per_block<RandomOp::Bernoulli, T>();
   const int64_t nblocks = (n + per - 1) / per;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -64,18 +66,30 @@ __global__ void bernoulli_kernel(T* out, const P* prob, int64_t n, Strided<2> l,
   if (!ok) atomicExch(bad, 1);
 }
 
+__global__ void set_philox_state_kernel(uint64_t* state, uint64_t seed, uint64_t offset) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    state[0] = seed;
+    state[1] = offset;
+  }
+}
+
 }  // namespace
+
+cudaError_t set_philox_state(uint64_t* state, uint64_t seed, uint64_t offset, cudaStream_t stream) {
+  simt::launch(set_philox_state_kernel, dim3(1), dim3(1), 0, stream, state, seed, offset);
+  return cudaGetLastError();
+}
 
 cudaError_t random_fill(RandomOp op, DType dtype, void* out, int64_t n, const Strided<1>& layout,
                         bool contiguous, uint64_t seed, uint64_t offset, const RandomParams& p,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const uint64_t* philox_state) {
   if (n <= 0) return cudaSuccess;
   auto launch = [&](auto op_tag, auto type_tag) {
     constexpr RandomOp Op = decltype(op_tag)::value;
     using T = typename decltype(type_tag)::type;
     constexpr int per = rnd::per_block<Op, T>();
     simt::launch(random_kernel<Op, T>, grid_for((n + per - 1) / per), dim3(kBlock), 0, stream,
-                 static_cast<T*>(out), n, layout, contiguous, seed, offset, p);
+                 static_cast<T*>(out), n, layout, contiguous, seed, offset, p, philox_state);
     return cudaGetLastError();
   };
   using Uniform = std::integral_constant<RandomOp, RandomOp::Uniform>;
@@ -101,7 +115,7 @@ cudaError_t random_fill(RandomOp op, DType dtype, void* out, int64_t n, const St
 
 cudaError_t bernoulli_tensor(DType out_dtype, DType p_dtype, void* out, const void* p, int64_t n,
                              const Strided<2>& layout, uint64_t seed, uint64_t offset, int* bad,
-                             cudaStream_t stream) {
+                             cudaStream_t stream, const uint64_t* philox_state) {
   if (n <= 0) return cudaSuccess;
   return visit_dtype(out_dtype, [&](auto ot) {
     using T = typename decltype(ot)::type;
@@ -109,7 +123,8 @@ cudaError_t bernoulli_tensor(DType out_dtype, DType p_dtype, void* out, const vo
       using P = typename decltype(pt)::type;
       constexpr int per = rnd::per_block<RandomOp::Bernoulli, T>();
       simt::launch(bernoulli_kernel<T, P>, grid_for((n + per - 1) / per), dim3(kBlock), 0, stream,
-                   static_cast<T*>(out), static_cast<const P*>(p), n, layout, seed, offset, bad);
+                   static_cast<T*>(out), static_cast<const P*>(p), n, layout, seed, offset, bad,
+                   philox_state);
       return cudaGetLastError();
     });
   });
