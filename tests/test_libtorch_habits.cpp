@@ -55,7 +55,8 @@ std::string error_of(F&& f) {
 
 }  // namespace
 
-// ---- ember::save / ember::load -------------------------------------------------------------------
+// ---- ember::save / ember::load
+// -------------------------------------------------------------------
 
 TEST(Serialize, ModuleRoundTripThroughHolderSharedPtrAndImpl) {
   TempDir dir;
@@ -216,7 +217,8 @@ TEST(GradModes, InferenceModeAndAutoGradMode) {
   EXPECT_TRUE((w * 2).requires_grad());
 }
 
-// ---- libtorch's spellings -------------------------------------------------------------------------
+// ---- libtorch's spellings
+// -------------------------------------------------------------------------
 
 TEST(LibtorchNames, OrderedDictItemsHaveKeyAndValue) {
   nn::Linear lin(2, 3);

@@ -37,11 +37,12 @@ template <class T>
 concept StatefulLike = requires(T& o, const TensorDict& state) {
   { o.state_dict() } -> std::convertible_to<TensorDict>;
   o.load_state_dict(state);
-} && !ModuleLike<T>;
+}
+&&!ModuleLike<T>;
 // A handle to a module: a holder (nn::Linear) or a std::shared_ptr to one.
 template <class T>
 concept ModuleHandleLike = requires(const T& h) {
-  { *h };
+  {*h};
   requires ModuleLike<std::remove_reference_t<decltype(*h)>>;
 };
 
