@@ -27,6 +27,15 @@ inline constexpr DType kDouble = kFloat64;
 inline constexpr DType kHalf = kFloat16;
 inline constexpr DType kLong = kInt64;
 inline constexpr DType kInt = kInt32;
+// libtorch's short spellings.
+inline constexpr DType kF16 = kFloat16;
+inline constexpr DType kBF16 = kBFloat16;
+inline constexpr DType kF32 = kFloat32;
+inline constexpr DType kF64 = kFloat64;
+inline constexpr DType kI8 = kInt8;
+inline constexpr DType kI32 = kInt32;
+inline constexpr DType kI64 = kInt64;
+inline constexpr DType kU8 = kUInt8;
 inline constexpr DType kByte = kUInt8;
 inline constexpr DType kChar = kInt8;
 

@@ -12,10 +12,20 @@
 
 namespace ember {
 
+// One entry: a std::pair (item.first, item.second, `auto& [key, value]`) that also reads as
+// libtorch's OrderedDict::Item (item.key(), item.value()).
+template <class Key, class Value>
+struct OrderedDictItem : std::pair<Key, Value> {
+  using std::pair<Key, Value>::pair;
+  const Key& key() const noexcept { return this->first; }
+  Value& value() noexcept { return this->second; }
+  const Value& value() const noexcept { return this->second; }
+};
+
 template <class Key, class Value>
 class OrderedDict {
  public:
-  using Item = std::pair<Key, Value>;
+  using Item = OrderedDictItem<Key, Value>;
   using iterator = typename std::vector<Item>::iterator;
   using const_iterator = typename std::vector<Item>::const_iterator;
 

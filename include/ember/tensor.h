@@ -101,6 +101,8 @@ class Tensor {
 
   // ---- metadata ------------------------------------------------------------------------------
   bool defined() const { return impl_ != nullptr; }
+  // Drops this handle's reference, leaving it undefined (libtorch's reset()).
+  void reset() { impl_.reset(); }
   const Shape& sizes() const { return impl().sizes; }
   const Shape& shape() const { return impl().sizes; }
   const Shape& strides() const { return impl().strides; }

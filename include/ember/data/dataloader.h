@@ -50,6 +50,8 @@ class DataLoaderOptions {
     num_workers_ = v;
     return *this;
   }
+  // libtorch's name for num_workers.
+  DataLoaderOptions& workers(int v) { return num_workers(v); }
   DataLoaderOptions& collate(Collate v) {
     collate_ = std::move(v);
     return *this;
@@ -88,6 +90,7 @@ class DataLoaderOptions {
   bool shuffle() const { return shuffle_; }
   const SamplerPtr& sampler() const { return sampler_; }
   int num_workers() const { return num_workers_; }
+  int workers() const { return num_workers_; }
   const Collate& collate() const { return collate_; }
   bool pin_memory() const { return pin_memory_; }
   bool drop_last() const { return drop_last_; }

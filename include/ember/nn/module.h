@@ -24,6 +24,21 @@ using StateDict = OrderedDict<std::string, Tensor>;
 template <class Impl>
 class ModuleHolder;
 
+namespace detail {
+template <class>
+inline constexpr bool always_false_v = false;
+template <class T>
+struct is_shared_ptr : std::false_type {};
+template <class T>
+struct is_shared_ptr<std::shared_ptr<T>> : std::true_type {};
+}  // namespace detail
+
+// A handle to a module: a holder (nn::Linear, or any EMBER_MODULE type) or a std::shared_ptr.
+template <class T>
+concept ModuleHandle = detail::is_shared_ptr<std::remove_cvref_t<T>>::value || requires {
+  typename std::remove_cvref_t<T>::ContainedType;
+};
+
 class Module : public std::enable_shared_from_this<Module> {
  public:
   // name: the type name shown in printing and in error messages ("Linear").
@@ -43,12 +58,23 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor& register_buffer(const std::string& name, Tensor tensor, bool persistent = true);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
-    add_child(name, module);
+    static_assert(std::is_base_of_v<Module, M>,
+                  "register_module takes an nn module: a holder (nn::Linear(...)) or a "
+                  "std::shared_ptr to a class derived from nn::Module");
+    if constexpr (std::is_base_of_v<Module, M>) add_child(name, module);
     return module;
   }
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, ModuleHolder<M> holder) {
     return register_module(name, holder.ptr());
+  }
+  // Anything else (a Tensor, a module object by value) is a compile error that says so.
+  template <class T>
+  requires(!ModuleHandle<T>) void register_module(const std::string&, T&&) {
+    static_assert(detail::always_false_v<T>,
+                  "register_module takes a module holder (nn::Linear(...)) or a std::shared_ptr "
+                  "to a module (std::make_shared<NetImpl>(...)); register a Tensor with "
+                  "register_parameter or register_buffer");
   }
   // Replaces a registered submodule (same name), e.g. to swap a layer of a loaded model.
   template <class M>
@@ -142,6 +168,9 @@ class ModuleHolder {
   Impl* operator->() const { return &get(); }
   Impl& operator*() const { return get(); }
   Impl& get() const {
+    static_assert(std::is_base_of_v<Module, Impl>,
+                  "a module holder (EMBER_MODULE(Name), ModuleHolder<Impl>) needs NameImpl "
+                  "derived from ember::nn::Module: struct NameImpl : nn::Module { ... }");
     if (!impl_) throw Error("[nn] accessing an empty module holder");
     return *impl_;
   }

@@ -242,3 +242,19 @@ class ReduceLROnPlateau {
 };
 
 }  // namespace ember::optim::lr_scheduler
+
+// libtorch's names: its schedulers live in torch::optim itself, and its plateau scheduler is
+// ReduceLROnPlateauScheduler (ember's takes the mode as "min"/"max" and the threshold mode as
+// "rel"/"abs" strings, PyTorch's spelling, where libtorch takes enums).
+namespace ember::optim {
+using lr_scheduler::CosineAnnealingLR;
+using lr_scheduler::ExponentialLR;
+using lr_scheduler::LinearLR;
+using lr_scheduler::LRScheduler;
+using lr_scheduler::MultiStepLR;
+using lr_scheduler::OneCycleLR;
+using lr_scheduler::ReduceLROnPlateau;
+using lr_scheduler::SequentialLR;
+using lr_scheduler::StepLR;
+using ReduceLROnPlateauScheduler = lr_scheduler::ReduceLROnPlateau;
+}  // namespace ember::optim

@@ -4,6 +4,7 @@
 //   nn::ModuleDict heads({{"cls", nn::Linear(16, 10)}, {"box", nn::Linear(16, 4)}});
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -96,6 +97,12 @@ class IndexedContainer : public Module {
   std::vector<std::shared_ptr<Module>> modules_;
 };
 
+// What Sequential chains: a module with Tensor forward(const Tensor&).
+template <class M>
+concept SequentialElement = requires(M& m, const Tensor& x) {
+  { m.forward(x) } -> std::convertible_to<Tensor>;
+};
+
 // Modules run in order, each one's output the next one's input. A pushed module must have
 // `Tensor forward(const Tensor&)` (checked at compile time).
 class SequentialImpl : public IndexedContainer {
@@ -115,16 +122,24 @@ class SequentialImpl : public IndexedContainer {
   }
   template <class M>
   void push_back(const std::string& name, const M& module) {
-    auto p = detail::as_shared(module);
-    using Impl = typename decltype(p)::element_type;
-    static_assert(std::is_base_of_v<Module, Impl>, "Sequential holds nn modules");
-    static_assert(
-        std::is_convertible_v<
-            decltype(std::declval<Impl&>().forward(std::declval<const Tensor&>())), Tensor>,
-        "Sequential needs modules with Tensor forward(const Tensor&)");
-    if (!p) throw ValueError("[Sequential] cannot push an empty module holder");
-    forwards_.emplace_back([p](const Tensor& x) -> Tensor { return p->forward(x); });
-    append(name, p);
+    if constexpr (!ModuleHandle<M>) {
+      static_assert(detail::always_false_v<M>,
+                    "Sequential takes modules as holders (nn::Linear(...)) or std::shared_ptr "
+                    "(std::make_shared<NetImpl>(...)), not module objects by value");
+    } else {
+      auto p = detail::as_shared(module);
+      using Impl = typename decltype(p)::element_type;
+      static_assert(std::is_base_of_v<Module, Impl>, "Sequential holds nn modules");
+      static_assert(SequentialElement<Impl>,
+                    "Sequential needs modules with Tensor forward(const Tensor&): one whose "
+                    "forward takes other arguments (two tensors, ...) cannot be chained; keep it "
+                    "in a ModuleList or as a member and call its forward yourself");
+      if constexpr (SequentialElement<Impl>) {
+        if (!p) throw ValueError("[Sequential] cannot push an empty module holder");
+        forwards_.emplace_back([p](const Tensor& x) -> Tensor { return p->forward(x); });
+        append(name, p);
+      }
+    }
   }
   // Every module's forward in turn; the input itself when empty.
   Tensor forward(const Tensor& x);
