@@ -14,6 +14,42 @@ using namespace ember_test;
 
 namespace {
 
+#ifdef EMBER_GPT2_CUDA
+const Device kDevice("cuda");
+#else
+const Device kDevice("cpu");
+#endif
+
+// The first AdamW steps from PyTorch's initial weights and batches (make_gpt2_golden.py) give
+// PyTorch's losses. float32 on both sides: the sums run in another order (BLAS, the fused
+// attention kernels), which moves a loss by ~1e-6 per step; 1e-4 leaves room for ten steps of
+// that drift and still fails on any real difference (a wrong scale, mask or tie moves it by >1e-2).
+TEST(GPT2, FirstLossesMatchPyTorch) {
+  const std::string path = std::string(EMBER_FIXTURES_DIR) + "/pytorch/gpt2_tiny.safetensors";
+  auto file = io::load_safetensors(path);
+  auto made = models::make("gpt2-tiny", {{"n_embd", "32"}, {"context", "32"}});
+  auto* model = dynamic_cast<models::GPT2Impl*>(made.get());
+  ASSERT_NE(model, nullptr);
+  nn::StateDict state;
+  for (const auto& [key, value] : model->state_dict()) state.insert(key, file[key]);
+  model->load_state_dict(state, true);
+  model->to(kDevice);
+  optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-3).weight_decay(0.1));
+  Tensor inputs = file["inputs"], targets = file["targets"], golden = file["loss.adamw"];
+  const int64_t steps = golden.size(0);
+  for (int64_t i = 0; i < steps; ++i) {
+    Tensor loss = model->loss(inputs.select(0, i).to(kDevice), targets.select(0, i).to(kDevice));
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    EXPECT_NEAR(loss.item<float>(), golden.select(0, i).item<float>(), 1e-4) << "step " << i;
+  }
+  EXPECT_LT(golden.select(0, steps - 1).item<float>(),
+            golden.select(0, 0).item<float>() - 0.3);  // it learns
+}
+
+#ifndef EMBER_GPT2_CUDA
+
 models::GPT2 tiny() {
   manual_seed(0);
   return models::GPT2(models::gpt2_tiny_config());
@@ -149,5 +185,7 @@ TEST(ModelZoo, BadNamesAndFiles) {
   expect_error([&] { models::save(nn::Linear(2, 2).ptr(), path); }, "[models.save]");
   std::remove(path.c_str());
 }
+
+#endif  // EMBER_GPT2_CUDA
 
 }  // namespace
