@@ -441,6 +441,7 @@ std::string mib(size_t bytes) {
 }
 
 int run_train(const Args& args) {
+  if (args.get("model").value_or("").rfind("gpt2", 0) == 0) return run_train_lm(args);
   Config c;
   const bool resume = args.has("resume");
   const fs::path dir = args.get("checkpoint-dir").value_or("runs/fashion-mnist");
@@ -760,8 +761,13 @@ Command train_command() {
       "epoch into the checkpoint directory; --resume continues from the last checkpoint to the\n"
       "same result as an uninterrupted run. Ctrl-C saves a checkpoint and stops.";
   c.flags = {
-      {"model", "NAME", "cnn (two conv+pool blocks, batch norm, dropout, two linear) or mlp",
+      {"model", "NAME",
+       "cnn (two conv+pool blocks, batch norm, dropout, two linear) or mlp; gpt2-tiny or gpt2: "
+       "a byte-level language model on --text (flags: --steps, --batch-size, --lr, --device, "
+       "--seed, --threads, --checkpoint-dir; then ember generate --run DIR)",
        "cnn"},
+      {"text", "PATH", "gpt2 models: a text file or a folder of them", "/usr/share/games/fortunes"},
+      {"steps", "N", "gpt2 models: training steps", "2000"},
       {"device", "DEV", "auto, cpu, cuda or cuda:N", "auto"},
       {"epochs", "N", "passes over the training set", "8"},
       {"batch-size", "N", "samples per step", "64"},
