@@ -11,6 +11,7 @@
 #
 #   scripts/gpu-check.sh [--jobs N] [--out DIR] [--quick] [--budget SECONDS]
 #                        [--no-harness] [--no-sanitizer] [--no-bench] [--no-torch] [--no-train]
+#                        [--no-gpt2]
 #                        [--sanitizer-seconds S]
 #                        [--archs "90"] [--build-dir DIR] [--deps DIR] [--hide-system]
 #
@@ -27,6 +28,8 @@
 #   --sanitizer-seconds S  memcheck's time box (default 20; racecheck gets 0.7 of it, synccheck
 #                  0.4); e.g. 120 with --no-harness --no-bench --no-torch --no-train
 #   --no-bench     skip the ember benchmarks; --no-torch skip PyTorch's; --no-train skip training
+#   --no-gpt2      skip GPT-2 training steps (bench/gpu/gpt2 next to gpt2_torch.py, eager and
+#                  torch.compile, batch 16 x 1024, bf16 autocast)
 #   --archs        CUDA architectures (default: the GPU's, from nvidia-smi or torch; else 90)
 #   --deps         the bundle (default .gpu-deps/); without one, the system's packages are used
 #   --hide-system  find nothing under /usr (check that the bundle alone is enough; for testing
@@ -51,6 +54,7 @@ sanitizer_secs=20
 run_bench=1
 run_torch=1
 run_train=1
+run_gpt2=1
 hide_system=0
 
 usage() {  # the comment block at the top of this file
@@ -83,6 +87,7 @@ while (($#)); do
     --no-bench) run_bench=0 ;;
     --no-torch) run_torch=0 ;;
     --no-train) run_train=0 ;;
+    --no-gpt2) run_gpt2=0 ;;
     --hide-system) hide_system=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage_error "unknown argument '$1'" ;;
@@ -182,7 +187,8 @@ publish() {
   summary_text >"$out_dir/summary.txt" 2>/dev/null
   cat_capped "$logs"/harness-summary.txt "$logs"/harness*.log >"$out_dir/harness.txt"
   cat_capped "$logs"/sanitizer-summary.txt "$logs"/sanitizer-*.log >"$out_dir/sanitizer.txt"
-  cat_capped "$logs"/bench_cuda_*.txt "$logs/bench-torch.txt" >"$out_dir/bench-raw.txt"
+  cat_capped "$logs"/bench_cuda_*.txt "$logs/bench-torch.txt" "$logs"/gpt2*.txt \
+    >"$out_dir/bench-raw.txt"
   cat_capped "$logs/train.txt" "$logs"/train/*.log "$logs/train-amp.txt" "$logs"/train-amp/*.log \
     >"$out_dir/train.txt"
   cat_capped "$logs/machine-full.txt" "$logs/doctor.txt" "$logs/ctest-cuda.log" \
@@ -637,6 +643,36 @@ if [[ -n "$python" ]] && grep -qE '^.{44} +[0-9.]+ +(GB/s|TFLOP/s|us)' "$logs/be
   "$python" "$sbs" "$logs/bench-ember.txt" "$logs/bench-torch.txt" --markdown >"$logs/bench.md" 2>&1
   step_t0=$(now)
   record "side by side" ok "$(grep -m1 -E '^[0-9]+ workloads' "$logs/bench.txt")"
+fi
+
+# ---- GPT-2: ember next to PyTorch eager and torch.compile, same model, same synthetic batches ----
+if ((run_gpt2)); then
+  step_t0=$(now)
+  if [[ -z "$gpu_names" ]]; then
+    record "gpt2" skip "no GPU"
+  elif fits "gpt2" 60; then
+    begin "GPT-2 small, batch 16 x 1024, bf16 autocast: ember, PyTorch eager, torch.compile"
+    timeout "$(box 90)" "$build_dir/bench/gpt2" --amp >"$logs/gpt2.txt" 2>&1
+    rc=$?
+    line=$(grep -m1 '^ember ' "$logs/gpt2.txt")
+    if ((rc == 0)); then record "gpt2 ember" ok "$line"; else record "gpt2 ember" FAIL "exit $rc"; fi
+    if ((run_torch)) && [[ $has_torch_cuda == 1 ]]; then
+      for mode in eager compile; do
+        fits "gpt2 torch $mode" 30 || continue
+        flags=(--amp)
+        [[ $mode == compile ]] && flags+=(--compile)
+        timeout "$(box 120)" "$python" "$ROOT/bench/gpu/gpt2_torch.py" "${flags[@]}" \
+          >"$logs/gpt2-torch-$mode.txt" 2>&1
+        rc=$?
+        line=$(grep -m1 '^torch-' "$logs/gpt2-torch-$mode.txt")
+        if ((rc == 0)); then
+          record "gpt2 torch $mode" ok "$line"
+        else
+          record "gpt2 torch $mode" FAIL "exit $rc"
+        fi
+      done
+    fi
+  fi
 fi
 
 # ---- training: ember train next to its PyTorch twin ----------------------------------------------

@@ -20,6 +20,7 @@ PACKAGES=(
   libgtest-dev      # unit tests
   libgmock-dev      # unit tests (matchers)
   libbenchmark-dev  # benchmarks under bench/
+  fortunes          # English text for `ember train --model gpt2-tiny` (/usr/share/games/fortunes)
   zlib1g-dev        # compressed datasets
   dataset-fashion-mnist  # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist
   pkg-config

@@ -13,6 +13,7 @@
 #include "ember/grad_mode.h"
 #include "ember/half.h"
 #include "ember/io.h"
+#include "ember/models.h"
 #include "ember/nn.h"
 #include "ember/ops.h"
 #include "ember/optim.h"

@@ -63,5 +63,8 @@ Command doctor_command();
 Command smi_command();
 Command bench_command();
 Command train_command();
+Command generate_command();  // lm.cpp
+// `ember train --model gpt2|gpt2-tiny` (lm.cpp): a byte-level language model on text.
+int run_train_lm(const Args& args);
 
 }  // namespace ember::cli

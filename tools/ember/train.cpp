@@ -143,18 +143,10 @@ amp::GradScaler make_scaler(const Config& c, const Device& device) {
 
 // ---- the models ---------------------------------------------------------------------------------
 
+// The zoo's Fashion-MNIST classifiers (models::make("fashion-cnn" / "fashion-mlp")).
 nn::Sequential make_model(const std::string& name) {
-  if (name == "mlp") {
-    return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Dropout(0.2),
-                          nn::Linear(256, 128), nn::ReLU(), nn::Linear(128, 10));
-  }
-  // Two conv + pool blocks with batch norm, dropout, two linear layers.
-  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)),
-                        nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-                        nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)),
-                        nn::BatchNorm2d(64), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-                        nn::Flatten(), nn::Dropout(0.25), nn::Linear(64 * 7 * 7, 128), nn::ReLU(),
-                        nn::Dropout(0.25), nn::Linear(128, 10));
+  return nn::Sequential(
+      std::dynamic_pointer_cast<nn::SequentialImpl>(models::make("fashion-" + name)));
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, const TensorList& params) {
@@ -441,6 +433,7 @@ std::string mib(size_t bytes) {
 }
 
 int run_train(const Args& args) {
+  if (args.get("model").value_or("").rfind("gpt2", 0) == 0) return run_train_lm(args);
   Config c;
   const bool resume = args.has("resume");
   const fs::path dir = args.get("checkpoint-dir").value_or("runs/fashion-mnist");
@@ -726,7 +719,10 @@ int run_train(const Args& args) {
   }
   // Reached only when every epoch is done (also when resuming a finished run).
   io::save_safetensors((dir / "model.safetensors").string(), model->state_dict(),
-                       {{"model", c.model}, {"format", "pt"}});
+                       {{"model", c.model},
+                        {"format", "pt"},
+                        {"ember.model", "fashion-" + c.model},  // models::load rebuilds it
+                        {"ember.config", ""}});
   if (pos.history.empty()) return kExitOk;
   const EpochMetrics& last = pos.history.back();
   double total_samples = 0, total_secs = 0;
@@ -760,8 +756,13 @@ Command train_command() {
       "epoch into the checkpoint directory; --resume continues from the last checkpoint to the\n"
       "same result as an uninterrupted run. Ctrl-C saves a checkpoint and stops.";
   c.flags = {
-      {"model", "NAME", "cnn (two conv+pool blocks, batch norm, dropout, two linear) or mlp",
+      {"model", "NAME",
+       "cnn (two conv+pool blocks, batch norm, dropout, two linear) or mlp; gpt2-tiny or gpt2: "
+       "a byte-level language model on --text (flags: --steps, --batch-size, --lr, --device, "
+       "--seed, --threads, --checkpoint-dir; then ember generate --run DIR)",
        "cnn"},
+      {"text", "PATH", "gpt2 models: a text file or a folder of them", "/usr/share/games/fortunes"},
+      {"steps", "N", "gpt2 models: training steps", "2000"},
       {"device", "DEV", "auto, cpu, cuda or cuda:N", "auto"},
       {"epochs", "N", "passes over the training set", "8"},
       {"batch-size", "N", "samples per step", "64"},
