@@ -63,5 +63,6 @@ Command doctor_command();
 Command smi_command();
 Command bench_command();
 Command train_command();
+Command profile_command();
 
 }  // namespace ember::cli
