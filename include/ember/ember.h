@@ -14,6 +14,7 @@
 #include "ember/half.h"
 #include "ember/io.h"
 #include "ember/models.h"
+#include "ember/profiler.h"
 #include "ember/nn.h"
 #include "ember/ops.h"
 #include "ember/optim.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autograd/function.h"
+#include "core/record_scope.h"
 #include "core/tensor_util.h"
 
 namespace ember {
@@ -12,7 +13,6 @@ namespace autograd {
 // ---- nodes --------------------------------------------------------------------------------------
 
 namespace {
-thread_local uint64_t t_sequence_nr = 0;
 // Graph teardown without recursion: a dying node hands its children here and the outermost
 // destructor releases them one by one (a chain of 10k nodes must not overflow the stack).
 thread_local std::vector<std::shared_ptr<Node>> t_pending_delete;
@@ -30,7 +30,7 @@ void drain_pending() {
 }
 }  // namespace
 
-Node::Node() : sequence_nr_(t_sequence_nr++) {}
+Node::Node() : sequence_nr_(record::next_sequence_nr()) {}
 
 Node::~Node() {
   for (Edge& e : next_edges_) {

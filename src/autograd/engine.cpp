@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "autograd/function.h"
+#include "core/record_scope.h"
 #include "core/switches.h"
 #include "core/tensor_util.h"
 
@@ -157,6 +158,13 @@ TensorList execute(const std::vector<Edge>& roots, TensorList root_grads, bool k
     for (const Tensor& g : grads) any = any || g.defined();
     TensorList outs;
     if (any) {
+      // The backward range carries the forward op's sequence number (profiler's link).
+      record::Scope range;
+      if (record::active()) [[unlikely]] {
+        std::vector<const Tensor*> in;
+        for (const Tensor& g : grads) in.push_back(&g);
+        range.begin(n->name(), record::Kind::backward, n->sequence_nr(), in.data(), in.size());
+      }
       outs = n->apply(std::move(grads));
       if (!keep_graph) n->release_variables();
     }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/record_scope.h"
 #include "ember/cuda.h"
 #include "ember/grad_mode.h"
 
@@ -84,6 +85,34 @@ Device resolve_device(Device d) {
   return d;
 }
 
+namespace {
+
+// A storage allocated while memory is profiled reports its free too: the original allocation
+// lives on inside the tracked context and is freed with it.
+struct TrackedMemory {
+  DataPtr inner;
+  int64_t nbytes;
+  Device device;
+};
+
+void tracked_delete(void* data, void* ctx) {
+  auto* t = static_cast<TrackedMemory*>(ctx);
+  record::report_memory(data, -t->nbytes, t->device);
+  delete t;
+}
+
+DataPtr track_memory(DataPtr data, size_t nbytes) {
+  record::Observer* obs = record::observer();
+  if (obs == nullptr || !obs->wants_memory() || nbytes == 0) return data;
+  const Device device = data.device();
+  void* ptr = data.get();
+  auto* t = new TrackedMemory{std::move(data), static_cast<int64_t>(nbytes), device};
+  record::report_memory(ptr, t->nbytes, device);
+  return DataPtr(ptr, t, tracked_delete, device);
+}
+
+}  // namespace
+
 Tensor make_empty(const Shape& sizes, DType dtype, Device device, bool pinned, const char* op) {
   int64_t n = checked_numel(op, sizes);
   size_t esize = element_size(dtype);
@@ -98,8 +127,10 @@ Tensor make_empty(const Shape& sizes, DType dtype, Device device, bool pinned, c
   size_t nbytes = static_cast<size_t>(n) * esize;
   Shape strides = contiguous_strides(sizes, op);  // checked before anything is allocated
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage =
-      std::make_shared<StorageImpl>(device_allocator(device, pinned).allocate(nbytes), nbytes);
+  DataPtr data = device_allocator(device, pinned).allocate(nbytes);
+  if (record::active()) [[unlikely]]
+    data = track_memory(std::move(data), nbytes);
+  impl->storage = std::make_shared<StorageImpl>(std::move(data), nbytes);
   impl->sizes = sizes;
   impl->strides = std::move(strides);
   impl->dtype = dtype;

@@ -1,6 +1,7 @@
 // copy_, to(), contiguous, clone, fill_, zero_, to_vector, item: moving and converting data.
 #include "autograd/function.h"
 #include "core/element_types.h"
+#include "core/record_scope.h"
 #include "ops/op_utils.h"
 
 namespace ember {
@@ -48,6 +49,7 @@ void copy_raw(Tensor& self, const Tensor& src, bool non_blocking, const char* op
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  EMBER_RECORD_OP("copy_", this, &src);
   if (!src.defined()) throw ValueError("[copy_] the source tensor is undefined");
   check_no_internal_overlap("copy_", *this);
   Shape shape = broadcast_shapes("copy_", sizes(), src.sizes());

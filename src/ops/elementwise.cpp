@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "autograd/function.h"
+#include "core/record_scope.h"
 #include "ops/autocast.h"
 #include "ops/elementwise_grad.h"
 #include "ops/op_utils.h"
@@ -103,6 +104,7 @@ bool grad_reads_inputs(const ElementwiseOpInfo& info) {
 namespace {
 
 Tensor unary_op(const char* name, UnaryOp op, const Tensor& x, ElementwiseParams p = {}) {
+  EMBER_RECORD_OP(name, &x);
   if (!x.defined()) throw ValueError(op_prefix(name) + "the input tensor is undefined");
   DType ct = compute_dtype(name, op_info(op).dtypes, x.dtype());
   DType out_t = returns_bool(op) ? kBool : ct;
@@ -114,6 +116,7 @@ Tensor unary_op(const char* name, UnaryOp op, const Tensor& x, ElementwiseParams
 }
 
 Tensor& unary_inplace(const char* name, UnaryOp op, Tensor& x, ElementwiseParams p = {}) {
+  EMBER_RECORD_OP(name, &x);
   check_no_internal_overlap(name, x);
   DType ct = compute_dtype(name, op_info(op).dtypes, x.dtype());
   if (ct != x.dtype()) {
@@ -258,6 +261,7 @@ Tensor binary_planned(const char* name, BinaryOp op, const BinaryPlan& pl, const
 
 Tensor binary_op(const char* name, BinaryOp op, const Tensor& a, const Tensor& b,
                  ElementwiseParams p = {1.0}) {
+  EMBER_RECORD_OP(name, &a, &b);
   if (!a.defined() || !b.defined())
     throw ValueError(op_prefix(name) + "an input tensor is undefined");
   BinaryPlan pl = plan_binary(name, op, a, b, result_type(a, b));
@@ -266,6 +270,7 @@ Tensor binary_op(const char* name, BinaryOp op, const Tensor& a, const Tensor& b
 
 Tensor binary_op(const char* name, BinaryOp op, const Tensor& a, Scalar s,
                  ElementwiseParams p = {1.0}) {
+  EMBER_RECORD_OP(name, &a);
   if (!a.defined()) throw ValueError(op_prefix(name) + "the input tensor is undefined");
   DType common = result_type(a, s);
   Tensor b = scalar_tensor(s, TensorOptions().dtype(common).device(a.device()));

@@ -1,6 +1,7 @@
 // Matrix products: mm, bmm, matmul, addmm, linear, dot, outer. Every one checks its arguments,
 // brings the operands to (B, n, k) @ (B, k, m) views and hands them to the backend's gemm.
 #include "autograd/function.h"
+#include "core/record_scope.h"
 #include "ops/autocast.h"
 #include "ops/linalg_grad.h"
 #include "ops/op_utils.h"
@@ -238,6 +239,7 @@ Tensor matmul_batched(Device dev, const Tensor& a, const Tensor& b) {
 // ---- ops ----------------------------------------------------------------------------------------
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_OP("mm", &a, &b);
   if (autocast::active(autocast::Op::mm, a)) {
     autocast::Scope s(autocast::Op::mm, a, {a, b});
     return mm(s[0], s[1]);
@@ -251,6 +253,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_OP("bmm", &a, &b);
   if (autocast::active(autocast::Op::bmm, a)) {
     autocast::Scope s(autocast::Op::bmm, a, {a, b});
     return bmm(s[0], s[1]);
@@ -273,6 +276,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_OP("matmul", &a, &b);
   if (autocast::active(autocast::Op::matmul, a)) {
     autocast::Scope s(autocast::Op::matmul, a, {a, b});
     return matmul(s[0], s[1]);
@@ -324,6 +328,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+  EMBER_RECORD_OP("addmm", &input, &a, &b);
   if (autocast::active(autocast::Op::addmm, a)) {
     autocast::Scope s(autocast::Op::addmm, a, {input, a, b});
     return addmm(s[0], s[1], s[2], beta, alpha);
@@ -352,6 +357,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta,
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  EMBER_RECORD_OP("linear", &x, &weight, &bias);
   if (autocast::active(autocast::Op::linear, x)) {
     autocast::Scope s(autocast::Op::linear, x, {x, weight, bias});
     return linear(s[0], s[1], s[2]);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "autograd/function.h"
+#include "core/record_scope.h"
 #include "kernels/reduce_ops.h"
 #include "ops/autocast.h"
 #include "ops/op_utils.h"
@@ -63,6 +64,7 @@ void check_nonempty_dims(const char* op, const Tensor& x, const Reduction& r) {
 // x is already in the dtype the kernel reads; out_dtype is the result's.
 Tensor launch(const char* op, ReduceOp rop, const Tensor& x, const Reduction& r, DType out_dtype,
               bool keepdim, ReduceParams p = {}) {
+  EMBER_RECORD_OP(op, &x);
   Tensor out = make_empty(r.keep, out_dtype, x.device(), false, op);
   if (out.numel() > 0) backend(x.device()).reduce(rop, out, x, p);
   return keepdim ? out : out.view(r.out);

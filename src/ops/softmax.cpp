@@ -1,5 +1,6 @@
 // softmax and log_softmax: dtype handling and dim checks; the fused kernel is per backend.
 #include "autograd/function.h"
+#include "core/record_scope.h"
 #include "ops/autocast.h"
 #include "ops/op_utils.h"
 #include "ops/reduce_grad.h"
@@ -26,6 +27,7 @@ Tensor softmax_op(const char* op, const Tensor& x, int64_t dim, std::optional<DT
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  EMBER_RECORD_OP("softmax", &x);
   if (!dtype && autocast::active(autocast::Op::softmax, x)) {
     autocast::Scope s(autocast::Op::softmax, x, {x});
     return softmax(s[0], dim, dtype);
@@ -35,6 +37,7 @@ Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  EMBER_RECORD_OP("log_softmax", &x);
   if (!dtype && autocast::active(autocast::Op::log_softmax, x)) {
     autocast::Scope s(autocast::Op::log_softmax, x, {x});
     return log_softmax(s[0], dim, dtype);

@@ -66,5 +66,6 @@ Command train_command();
 Command generate_command();  // lm.cpp
 // `ember train --model gpt2|gpt2-tiny` (lm.cpp): a byte-level language model on text.
 int run_train_lm(const Args& args);
+Command profile_command();
 
 }  // namespace ember::cli

@@ -14,8 +14,8 @@ using namespace ember::cli;
 
 // Adding a subcommand: one file that defines its Command, one line here.
 std::vector<Command> all_commands() {
-  return {train_command(), doctor_command(), smi_command(),
-          bench_command(), demo_command(),   generate_command()};
+  return {train_command(), doctor_command(),   smi_command(),    bench_command(),
+          demo_command(),  generate_command(), profile_command()};
 }
 
 int usage_error(const std::string& where, const std::string& message,
