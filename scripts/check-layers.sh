@@ -12,6 +12,7 @@
 #                             and the others hand out backend(), which only the op layer calls)
 #   optim                     the same and nn (nn/options.h)
 #   amp                       the same, nn and optim
+#   distributed               the same, nn and optim (process groups, TCPStore, DDP)
 #   umbrella                  ember/ember.h: every public header
 #   tools                     the public headers only (include/ember/, umbrella included)
 #
@@ -78,7 +79,7 @@ function exists(p,    r) { r = (getline _ < p) >= 0; close(p); return r }
 function fail(msg) { print "  " msg; bad++ }
 BEGIN {
   # folders of src/ and their layers
-  split("core alloc dynload kernels autograd backend ops nn optim data io utils amp", d, " ")
+  split("core alloc dynload kernels autograd backend ops nn optim data io utils amp distributed", d, " ")
   for (i in d) srcdir[d[i]] = d[i]
   # public headers (include/ember/NAME.h or include/ember/NAME/...) and their layers
   split("macros half dtype device shape scalar storage error tensor parallel version " \
@@ -88,6 +89,7 @@ BEGIN {
   public["ops"] = "ops"; public["random"] = "ops"
   split("nn optim data io utils amp", u, " ")
   for (i in u) public[u[i]] = u[i]
+  public["distributed"] = "distributed"
   public["ember"] = "umbrella"
   # who may include whom (besides itself)
   allow["alloc"] = "core"; allow["dynload"] = "core"; allow["kernels"] = "core"
@@ -98,8 +100,9 @@ BEGIN {
   for (i in libs) allow[libs[i]] = "core kernels autograd ops"
   allow["optim"] = "core kernels autograd ops nn"
   allow["amp"] = "core kernels autograd ops nn optim"
-  allow["umbrella"] = "core autograd ops nn optim data io utils amp"
-  allow["tools"] = "core autograd ops nn optim data io utils amp umbrella"
+  allow["distributed"] = "core kernels autograd ops nn optim"
+  allow["umbrella"] = "core autograd ops nn optim data io utils amp distributed"
+  allow["tools"] = "core autograd ops nn optim data io utils amp distributed umbrella"
   # the headers of src/ops/ that other layers may include
   ops_exports["ops/nn_ops.h"] = 1; ops_exports["ops/optim_step.h"] = 1
   ops_exports["ops/autocast.h"] = 1
