@@ -21,6 +21,7 @@ PACKAGES=(
   libgmock-dev      # unit tests (matchers)
   libbenchmark-dev  # benchmarks under bench/
   zlib1g-dev        # compressed datasets
+  libgloo-dev       # ember::distributed's CPU process groups (optional at build time)
   dataset-fashion-mnist  # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist
   pkg-config
 )

@@ -7,6 +7,7 @@
 #include "ember/cuda.h"
 #include "ember/data.h"
 #include "ember/device.h"
+#include "ember/distributed.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/generator.h"

@@ -17,7 +17,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 
 namespace ember::distributed {
@@ -28,8 +27,18 @@ using Clock = std::chrono::steady_clock;
 using Bytes = std::vector<uint8_t>;
 
 enum Cmd : uint8_t {
-  kSet = 1, kSetNoReply, kGet, kAdd, kWait, kCompareSet, kDelete, kCheck, kNumKeys, kHello,
-  kGoodbye, kDeadRanks
+  kSet = 1,
+  kSetNoReply,
+  kGet,
+  kAdd,
+  kWait,
+  kCompareSet,
+  kDelete,
+  kCheck,
+  kNumKeys,
+  kHello,
+  kGoodbye,
+  kDeadRanks
 };
 enum Status : uint8_t { kOk = 0, kTimeout = 1 };
 
@@ -39,7 +48,8 @@ void put_u32(Bytes& b, uint32_t v) {
   for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 void put_i64(Bytes& b, int64_t v) {
-  for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i)));
+  for (int i = 0; i < 8; ++i)
+    b.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i)));
 }
 void put_bytes(Bytes& b, const void* p, size_t n) {
   put_u32(b, static_cast<uint32_t>(n));
@@ -216,7 +226,9 @@ class StoreServer {
   void drop(int fd) {
     auto it = clients_.find(fd);
     if (it == clients_.end()) return;
-    if (it->second.rank >= 0 && !it->second.said_goodbye) dead_.insert(it->second.rank);
+    if (it->second.rank >= 0 && !it->second.said_goodbye &&
+        std::find(dead_.begin(), dead_.end(), it->second.rank) == dead_.end())
+      dead_.push_back(it->second.rank);
     std::erase_if(waiters_, [fd](const Waiter& w) { return w.fd == fd; });
     ::close(fd);
     clients_.erase(it);
@@ -249,8 +261,8 @@ class StoreServer {
           for (uint32_t i = 0; i < n && r.good; ++i) keys.push_back(r.str());
           int64_t timeout_ms = r.i64();
           if (!r.good) return true;
-          waiters_.push_back({fd, cmd, std::move(keys),
-                              Clock::now() + std::chrono::milliseconds(timeout_ms)});
+          waiters_.push_back(
+              {fd, cmd, std::move(keys), Clock::now() + std::chrono::milliseconds(timeout_ms)});
           answer = false;
           break;
         }
@@ -390,7 +402,7 @@ class StoreServer {
   std::map<int, Client> clients_;
   std::vector<Waiter> waiters_;
   std::map<std::string, Bytes> data_;
-  std::set<int> dead_;
+  std::vector<int> dead_;  // in the order the connections closed
 };
 
 // ---- client -----------------------------------------------------------------------------------

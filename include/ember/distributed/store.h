@@ -24,10 +24,10 @@ class DistNetworkError : public Error {
 };
 
 struct TCPStoreOptions {
-  int port = 29500;          // 0 with is_master: any free port (read it back with port())
-  bool is_master = false;    // this process hosts the store
+  int port = 29500;        // 0 with is_master: any free port (read it back with port())
+  bool is_master = false;  // this process hosts the store
   std::chrono::milliseconds timeout = std::chrono::seconds(300);  // connect, get and wait
-  int rank = -1;             // when >= 0, the store reports this client's death as this rank's
+  int rank = -1;  // when >= 0, the store reports this client's death as this rank's
 };
 
 class TCPStore {
@@ -60,7 +60,8 @@ class TCPStore {
   int port() const;
   const std::string& host() const;
 
-  // Ranks (given in TCPStoreOptions::rank) whose connection closed without a clean goodbye.
+  // Ranks (given in TCPStoreOptions::rank) whose connection closed without a clean goodbye, in
+  // the order they went.
   std::vector<int> dead_ranks();
   // Tells the store this client leaves on purpose (it is then not reported dead).
   void goodbye();
