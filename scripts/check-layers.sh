@@ -14,6 +14,7 @@
 #   amp                       the same, nn and optim
 #   models                    the same, nn, optim and io (the model zoo)
 #   profiler                  core kernels autograd ops io (io/json.h, to read traces back)
+#   distributed               the same, nn and optim (process groups, TCPStore, DDP)
 #   umbrella                  ember/ember.h: every public header
 #   tools                     the public headers only (include/ember/, umbrella included)
 #
@@ -80,7 +81,7 @@ function exists(p,    r) { r = (getline _ < p) >= 0; close(p); return r }
 function fail(msg) { print "  " msg; bad++ }
 BEGIN {
   # folders of src/ and their layers
-  split("core alloc dynload kernels autograd backend ops nn optim data io utils amp models profiler", d, " ")
+  split("core alloc dynload kernels autograd backend ops nn optim data io utils amp models profiler distributed", d, " ")
   for (i in d) srcdir[d[i]] = d[i]
   # public headers (include/ember/NAME.h or include/ember/NAME/...) and their layers
   split("macros half dtype device shape scalar storage error tensor parallel version " \
@@ -90,6 +91,7 @@ BEGIN {
   public["ops"] = "ops"; public["random"] = "ops"
   split("nn optim data io utils amp models profiler", u, " ")
   for (i in u) public[u[i]] = u[i]
+  public["distributed"] = "distributed"
   public["ember"] = "umbrella"
   # who may include whom (besides itself)
   allow["alloc"] = "core"; allow["dynload"] = "core"; allow["kernels"] = "core"
@@ -102,8 +104,9 @@ BEGIN {
   allow["amp"] = "core kernels autograd ops nn optim"
   allow["models"] = "core kernels autograd ops nn optim io"
   allow["profiler"] = "core kernels autograd ops io"
-  allow["umbrella"] = "core autograd ops nn optim data io utils amp models profiler"
-  allow["tools"] = "core autograd ops nn optim data io utils amp models profiler umbrella"
+  allow["distributed"] = "core kernels autograd ops nn optim"
+  allow["umbrella"] = "core autograd ops nn optim data io utils amp models profiler distributed"
+  allow["tools"] = "core autograd ops nn optim data io utils amp models profiler distributed umbrella"
   # the headers of src/ops/ that other layers may include
   ops_exports["ops/nn_ops.h"] = 1; ops_exports["ops/optim_step.h"] = 1
   ops_exports["ops/autocast.h"] = 1

@@ -22,6 +22,7 @@ PACKAGES=(
   libbenchmark-dev  # benchmarks under bench/
   fortunes          # English text for `ember train --model gpt2-tiny` (/usr/share/games/fortunes)
   zlib1g-dev        # compressed datasets
+  libgloo-dev       # ember::distributed's CPU process groups (optional at build time)
   dataset-fashion-mnist  # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist
   pkg-config
 )
