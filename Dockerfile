@@ -30,11 +30,12 @@ COPY simt simt
 COPY tools tools
 COPY bench/gpu/workloads.txt bench/gpu/workloads.txt
 
-# The library and the ember command for sm_80 and sm_90 (A100, H100/H200), no tests or benchmarks.
+# The library and the ember command for sm_80 and sm_90 (A100, H100/H200), no tests, benchmarks
+# or examples, and no Gloo (ember::distributed's CPU process groups).
 ARG EMBER_CUDA_ARCHS="80;90"
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON \
         -DEMBER_CUDA_ARCHS="${EMBER_CUDA_ARCHS}" -DEMBER_BUILD_TESTS=OFF \
-        -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_TOOLS=ON \
+        -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_EXAMPLES=OFF -DEMBER_BUILD_TOOLS=ON -DEMBER_GLOO=OFF \
     && cmake --build build \
     && cmake --install build --prefix /opt/ember
 

@@ -45,6 +45,7 @@ while read -r lib path; do
     linux-vdso* | ld-linux* | */ld-linux* | libc.so* | libm.so* | libpthread* | libdl.so* | librt.so*) continue ;;
     libstdc++* | libgcc_s*) continue ;;  # the runtime image's compiler runtime
     libcu* | libnv*) continue ;;         # CUDA's, in the nvidia/cuda runtime image
+    libgloo*) continue ;;                # the image is built with -DEMBER_GLOO=OFF
   esac
   pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -n 1 | cut -d: -f1 || true)
   [[ -z "$pkg" ]] && pkg=$(dpkg -S "$path" 2>/dev/null | head -n 1 | cut -d: -f1 || true)
