@@ -19,10 +19,10 @@ struct VersionedLibrary {
 }  // namespace
 
 const SharedLibrary& cublaslt_library() {
-  static const SharedLibrary lib =
-      open_library("EMBER_CUBLASLT_LIBRARY",
-                   {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so"},
-                   python_library_dirs("cublas"));
+  static const SharedLibrary lib = open_library(
+      "EMBER_CUBLASLT_LIBRARY",
+      {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so"},
+      python_library_dirs("cublas"));
   return lib;
 }
 

@@ -45,7 +45,8 @@ int main() {
   loss0.backward();
   opt.step();
   ember::Tensor loss1 = ember::nn::functional::mse_loss(layer->forward(a), target);
-  if (!(loss1.item<float>() < loss0.item<float>())) return fail("an SGD step did not lower the loss");
+  if (!(loss1.item<float>() < loss0.item<float>()))
+    return fail("an SGD step did not lower the loss");
 
   const char* where = "cpu";
   if (ember::cuda::is_available()) {

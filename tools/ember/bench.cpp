@@ -62,22 +62,11 @@ std::vector<int64_t> dims_option(const Workload& w) {
   return dims;
 }
 
-// The training steps: the models of `ember train` (tools/ember/train.cpp) on random images.
-nn::Sequential mlp() {
-  return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Dropout(0.2),
-                        nn::Linear(256, 128), nn::ReLU(), nn::Linear(128, 10));
-}
-nn::Sequential cnn() {
-  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)),
-                        nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-                        nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)),
-                        nn::BatchNorm2d(64), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-                        nn::Flatten(), nn::Dropout(0.25), nn::Linear(64 * 7 * 7, 128), nn::ReLU(),
-                        nn::Dropout(0.25), nn::Linear(128, 10));
-}
-
+// The training steps: the models of `ember train` (the zoo's Fashion-MNIST classifiers) on
+// random images.
 Fn train_step(const Workload& w, const Device& dev) {
-  auto model = std::make_shared<nn::Sequential>(w.op == "train_mlp" ? mlp() : cnn());
+  auto model = std::make_shared<nn::Sequential>(std::dynamic_pointer_cast<nn::SequentialImpl>(
+      models::make(w.op == "train_mlp" ? "fashion-mlp" : "fashion-cnn")));
   (*model)->to(dev);
   auto opt =
       std::make_shared<optim::SGD>((*model)->parameters(), optim::SGDOptions(0.01).momentum(0.9));

@@ -55,12 +55,11 @@ Loaded load() {
     return r;
   }
   r.ok = true;
-#define EMBER_CUBLASLT_BIND(name)                                                         \
-  r.table.name =                                                                          \
-      reinterpret_cast<decltype(r.table.name)>(find_symbol(lib, "cublasLt" #name));       \
-  if (r.table.name == nullptr && r.ok) {                                                  \
-    r.ok = false;                                                                         \
-    r.reason = lib.path + " has no cublasLt" #name;                                       \
+#define EMBER_CUBLASLT_BIND(name)                                                              \
+  r.table.name = reinterpret_cast<decltype(r.table.name)>(find_symbol(lib, "cublasLt" #name)); \
+  if (r.table.name == nullptr && r.ok) {                                                       \
+    r.ok = false;                                                                              \
+    r.reason = lib.path + " has no cublasLt" #name;                                            \
   }
   EMBER_CUBLASLT_ENTRIES(EMBER_CUBLASLT_BIND)
 #undef EMBER_CUBLASLT_BIND

@@ -1,6 +1,7 @@
 // CUDA matmul: floating dtypes through cuBLASLt (row-major tensors described as column-major
 // matrices; transposed views become op flags, batches strided batch layouts), integers and k == 0
-// through the tiled kernel, which also takes every product when cuBLASLt cannot be loaded. A copy to contiguous happens only when a layout has no BLAS form.
+// through the tiled kernel, which also takes every product when cuBLASLt cannot be loaded. A copy
+// to contiguous happens only when a layout has no BLAS form.
 // A bias over the output's columns (linear's) is fused into the product as cuBLASLt's bias
 // epilogue.
 #include <cublasLt.h>
@@ -14,11 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/cublaslt_api.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_stream.h"
 #include "backend/cuda/cuda_tensor.h"
-#include "backend/cuda/cublaslt_api.h"
 #include "backend/cuda/gemm_kernels.h"
 #include "backend/matrix_layout.h"
 #include "core/switches.h"
@@ -222,9 +223,9 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   cublasLtHandle_t handle = lt_handle(device);
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  EMBER_CUBLAS_CHECK(lt().MatmulAlgoGetHeuristic(handle, desc.get(), la_desc.get(),
-                                                    lb_desc.get(), ld_desc.get(), ld_desc.get(),
-                                                    pref.get(), 1, &heuristic, &found));
+  EMBER_CUBLAS_CHECK(lt().MatmulAlgoGetHeuristic(handle, desc.get(), la_desc.get(), lb_desc.get(),
+                                                 ld_desc.get(), ld_desc.get(), pref.get(), 1,
+                                                 &heuristic, &found));
   if (found == 0) {
     std::ostringstream os;
     os << "[matmul] cuBLASLt has no algorithm for " << dtype_name(dtype) << " (" << out.rows << ", "
@@ -242,10 +243,10 @@ void lt_gemm(int device, DType dtype, const Mat& out, const BlasLayout& lo, cons
   const void* alpha_p = scale == CUDA_R_64F ? static_cast<const void*>(&alpha) : &alpha_f;
   const void* beta_p = scale == CUDA_R_64F ? static_cast<const void*>(&beta) : &beta_f;
   EMBER_CUBLAS_CHECK(lt().Matmul(handle, desc.get(), alpha_p, first->base, la_desc.get(),
-                                    second->base, lb_desc.get(), beta_p, out.base, ld_desc.get(),
-                                    out.base, ld_desc.get(), &heuristic.algo,
-                                    workspace.defined() ? workspace.data_ptr() : nullptr,
-                                    heuristic.workspaceSize, current_stream(device)));
+                                 second->base, lb_desc.get(), beta_p, out.base, ld_desc.get(),
+                                 out.base, ld_desc.get(), &heuristic.algo,
+                                 workspace.defined() ? workspace.data_ptr() : nullptr,
+                                 heuristic.workspaceSize, current_stream(device)));
 }
 
 bool is_lt_dtype(DType t) {
