@@ -1,5 +1,6 @@
 // Process groups: rendezvous (torchrun's environment or explicit options), one worker thread per
 // group that runs its collectives in order, sequence numbers, and the errors that name ranks.
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -389,7 +390,26 @@ Group make_group(int id, std::vector<int> ranks) {
 
 void init_process_group(const std::string& backend) { init_process_group(backend, {}); }
 
+namespace {
+
+// Gloo writes to its peers' sockets without MSG_NOSIGNAL: a write to a peer that just died would
+// end this process with SIGPIPE instead of the error that names the dead rank. So SIGPIPE is
+// ignored from the first process group on, unless the program installed its own handler.
+void ignore_sigpipe_once() {
+  static const bool done = [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      signal(SIGPIPE, SIG_IGN);
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
+
 void init_process_group(const std::string& backend, InitOptions options) {
+  ignore_sigpipe_once();
   Global& g = global();
   std::lock_guard<std::mutex> lock(g.mu);
   const std::string op = "init_process_group";
