@@ -315,7 +315,10 @@ extern "C" {
 
 // ---- errors -------------------------------------------------------------------------------------
 
-cudaError_t cudaGetLastError() {
+namespace {
+
+// The current device's sticky error, else this thread's last error (cleared when `clear`).
+cudaError_t last_error(bool clear) {
   Lock lock(shim().mutex);
   auto& devices = shim().devices;
   const int d = simt::detail::current_device();
@@ -323,19 +326,14 @@ cudaError_t cudaGetLastError() {
     return devices[d].sticky;
   }
   const cudaError_t e = simt::detail::t_last_error;
-  simt::detail::t_last_error = cudaSuccess;
+  if (clear) simt::detail::t_last_error = cudaSuccess;
   return e;
 }
 
-cudaError_t cudaPeekAtLastError() {
-  Lock lock(shim().mutex);
-  auto& devices = shim().devices;
-  const int d = simt::detail::current_device();
-  if (d >= 0 && d < static_cast<int>(devices.size()) && devices[d].sticky != cudaSuccess) {
-    return devices[d].sticky;
-  }
-  return simt::detail::t_last_error;
-}
+}  // namespace
+
+cudaError_t cudaGetLastError() { return last_error(true); }
+cudaError_t cudaPeekAtLastError() { return last_error(false); }
 
 // ---- devices ------------------------------------------------------------------------------------
 
